@@ -1,0 +1,182 @@
+/// A duration in HLS playlists, held in fixed point (microseconds).
+///
+/// Playlists carry durations as decimal text (`#EXTINF:10.010,`, `DURATION=59.993`). Summing them as
+/// `Double` drifts (a day of 2.002 s segments is off by milliseconds), and a live origin sums them
+/// forever, so Headwater never uses floating point for media time. Microseconds are exact for every
+/// duration an encoder writes with up to six decimals.
+public struct HLSDuration: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The duration in microseconds. May be negative only for signed attributes (`TIME-OFFSET`).
+    public var microseconds: Int64
+
+    @inlinable
+    public init(microseconds: Int64) { self.microseconds = microseconds }
+
+    public static let zero = HLSDuration(microseconds: 0)
+
+    @inlinable
+    public static func seconds(_ seconds: Int64) -> HLSDuration { HLSDuration(microseconds: seconds * 1_000_000) }
+
+    @inlinable
+    public static func milliseconds(_ ms: Int64) -> HLSDuration { HLSDuration(microseconds: ms * 1_000) }
+
+    /// Whole seconds, rounded half up: the value RFC 8216bis §4.4.3.1 compares against
+    /// `EXT-X-TARGETDURATION` ("rounded to the nearest integer").
+    @inlinable
+    public var roundedSeconds: Int64 {
+        microseconds >= 0 ? (microseconds + 500_000) / 1_000_000 : -((-microseconds + 500_000) / 1_000_000)
+    }
+
+    /// Seconds as a `Double`, for display and statistics only — never for arithmetic on media time.
+    public var seconds: Double { Double(microseconds) / 1_000_000 }
+
+    /// Parses decimal text (`10`, `10.010`, `-3.5` when `allowNegative`). Digits past the sixth decimal
+    /// are rounded half up. Returns `nil` for anything that is not a plain decimal number.
+    public init?(decimal text: some StringProtocol, allowNegative: Bool = false) {
+        guard let value = Self.parse(utf8: text.utf8, allowNegative: allowNegative) else { return nil }
+        self.microseconds = value
+    }
+
+    @usableFromInline
+    static func parse(utf8: some Collection<UInt8>, allowNegative: Bool) -> Int64? {
+        var iterator = utf8.makeIterator()
+        var negative = false
+        var integer: Int64 = 0
+        var integerDigits = 0
+        var fraction: Int64 = 0
+        var fractionDigits = 0
+        var roundUp = false
+        var seenDot = false
+        var first = true
+        while let byte = iterator.next() {
+            defer { first = false }
+            switch byte {
+            case UInt8(ascii: "-") where first && allowNegative:
+                negative = true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                let digit = Int64(byte &- UInt8(ascii: "0"))
+                if seenDot {
+                    if fractionDigits < 6 {
+                        fraction = fraction * 10 + digit
+                    } else if fractionDigits == 6 {
+                        roundUp = digit >= 5
+                    }
+                    fractionDigits += 1
+                } else {
+                    integerDigits += 1
+                    guard integerDigits <= 12 else { return nil }  // > 31,000 years: not a media duration
+                    integer = integer * 10 + digit
+                }
+            case UInt8(ascii: ".") where !seenDot:
+                seenDot = true
+            default:
+                return nil
+            }
+        }
+        guard integerDigits > 0 || fractionDigits > 0 else { return nil }
+        if seenDot && fractionDigits == 0 && integerDigits == 0 { return nil }
+        var scaled = fraction
+        var digits = min(fractionDigits, 6)
+        while digits < 6 {
+            scaled *= 10
+            digits += 1
+        }
+        var value = integer * 1_000_000 + scaled + (roundUp ? 1 : 0)
+        if negative { value = -value }
+        return value
+    }
+
+    /// The canonical text: at least three decimals, up to six, trailing zeros past the third trimmed
+    /// (`2.000`, `10.010`, `6.006006`).
+    public var description: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(16)
+        write(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the canonical text to `bytes` without allocating a `String`.
+    @inlinable
+    public func write(into bytes: inout [UInt8]) {
+        var value = microseconds
+        if value < 0 {
+            bytes.append(UInt8(ascii: "-"))
+            value = -value
+        }
+        let integer = value / 1_000_000
+        var fraction = value % 1_000_000
+        DecimalWriter.write(UInt64(integer), into: &bytes)
+        bytes.append(UInt8(ascii: "."))
+        var digits = 6
+        while digits > 3 && fraction % 10 == 0 {
+            fraction /= 10
+            digits -= 1
+        }
+        DecimalWriter.writePadded(UInt64(fraction), width: digits, into: &bytes)
+    }
+
+    /// Appends the duration as a whole number of seconds (for playlists below version 3).
+    @inlinable
+    public func writeInteger(into bytes: inout [UInt8]) {
+        DecimalWriter.write(UInt64(max(0, roundedSeconds)), into: &bytes)
+    }
+
+    @inlinable
+    public static func < (lhs: HLSDuration, rhs: HLSDuration) -> Bool { lhs.microseconds < rhs.microseconds }
+    @inlinable
+    public static func + (lhs: HLSDuration, rhs: HLSDuration) -> HLSDuration {
+        HLSDuration(microseconds: lhs.microseconds + rhs.microseconds)
+    }
+    @inlinable
+    public static func - (lhs: HLSDuration, rhs: HLSDuration) -> HLSDuration {
+        HLSDuration(microseconds: lhs.microseconds - rhs.microseconds)
+    }
+    @inlinable
+    public static func += (lhs: inout HLSDuration, rhs: HLSDuration) { lhs.microseconds += rhs.microseconds }
+    @inlinable
+    public static func -= (lhs: inout HLSDuration, rhs: HLSDuration) { lhs.microseconds -= rhs.microseconds }
+}
+
+/// Integer-to-ASCII without `String` allocation: the serializer's hot path.
+@usableFromInline
+enum DecimalWriter {
+    @inlinable
+    static func write(_ value: UInt64, into bytes: inout [UInt8]) {
+        if value < 10 {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(value))
+            return
+        }
+        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch, enough for 20 digits
+        withUnsafeMutableBytes(of: &buffer) { scratch in
+            var index = scratch.count
+            var rest = value
+            while rest > 0 {
+                index -= 1
+                scratch[index] = UInt8(ascii: "0") &+ UInt8(rest % 10)
+                rest /= 10
+            }
+            bytes.append(contentsOf: scratch[index...])
+        }
+    }
+
+    @inlinable
+    static func write(_ value: Int64, into bytes: inout [UInt8]) {
+        if value < 0 {
+            bytes.append(UInt8(ascii: "-"))
+            write(UInt64(-(value + 1)) + 1, into: &bytes)
+        } else {
+            write(UInt64(value), into: &bytes)
+        }
+    }
+
+    @inlinable
+    static func writePadded(_ value: UInt64, width: Int, into bytes: inout [UInt8]) {
+        var divisor: UInt64 = 1
+        for _ in 1..<max(width, 1) { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") &+ UInt8((rest / divisor) % 10))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+}

@@ -1,0 +1,571 @@
+/// The single-pass parse of one document: line scanning, tag dispatch, and assembly.
+struct ParserState {
+    private enum Kind { case undetermined, media, multivariant }
+
+    let bytes: [UInt8]
+    let limits: PlaylistParser.Limits
+    private var lineNumber = 0
+    private var kind = Kind.undetermined
+    private var kindLine = 0
+    var map = SourceMap()
+
+    // Shared header
+    private var version: Int?
+    private var independentSegments = false
+    private var start: StartPoint?
+    private var definitions: [VariableDefinition] = []
+
+    // Media
+    private var media = MediaPlaylist(targetDuration: 0)
+    private var targetDuration: Int?
+    private var pending = SegmentTags()
+    private var pendingTagCount = 0
+    private var pendingFirstLine = 0
+    private var pendingEXTINF: (duration: HLSDuration, title: String, line: Int)?
+    private var pendingByteRange: (range: ByteRange, line: Int)?
+    private var segmentPhase = false  // a segment tag or URI has been seen
+
+    // Multivariant
+    private var multivariant = MultivariantPlaylist()
+    private var pendingVariant: (variant: VariantStream, line: Int)?
+
+    init(bytes: [UInt8], limits: PlaylistParser.Limits) {
+        self.bytes = bytes
+        self.limits = limits
+    }
+
+    // MARK: Line scanning
+
+    mutating func run() throws(PlaylistParseError) {
+        var lineStart = 0
+        let count = bytes.count
+        if count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF {
+            throw PlaylistParseError(.invalidEncoding, line: 1, "byte-order mark before #EXTM3U (playlists MUST NOT have a BOM, §4.1)")
+        }
+        while lineStart < count || lineNumber == 0 {
+            lineNumber += 1
+            var lineEnd = lineStart
+            var highBit = false
+            while lineEnd < count {
+                let c = bytes[lineEnd]
+                if c == 10 { break }
+                if c < 0x20 && c != 9 && c != 13 || c == 0x7F {
+                    throw PlaylistParseError(
+                        .invalidEncoding, line: lineNumber,
+                        "control character 0x\(String(c, radix: 16, uppercase: true)) (§4.1)")
+                }
+                if c >= 0x80 { highBit = true }
+                lineEnd += 1
+            }
+            let next = lineEnd + 1
+            var contentEnd = lineEnd
+            if contentEnd > lineStart, bytes[contentEnd - 1] == 13 { contentEnd -= 1 }
+            guard contentEnd - lineStart <= limits.maxLineLength else {
+                throw PlaylistParseError(
+                    .limitExceeded, line: lineNumber, "line is \(contentEnd - lineStart) bytes, limit is \(limits.maxLineLength)")
+            }
+            if let cr = bytes[lineStart..<contentEnd].firstIndex(of: 13) {
+                _ = cr
+                throw PlaylistParseError(.invalidEncoding, line: lineNumber, "carriage return inside a line (§4.1)")
+            }
+            if highBit { try validateUTF8(lineStart..<contentEnd) }
+            if lineNumber == 1 {
+                guard bytes[lineStart..<contentEnd].elementsEqual(Self.extm3u) else {
+                    throw PlaylistParseError(.missingHeader, line: 1, "the first line MUST be #EXTM3U (§4.4.1.1)")
+                }
+            } else if contentEnd > lineStart {
+                try line(lineStart..<contentEnd)
+            }
+            lineStart = next
+            if lineStart > count { break }
+        }
+    }
+
+    private func validateUTF8(_ range: Range<Int>) throws(PlaylistParseError) {
+        var iterator = bytes[range].makeIterator()
+        var decoder = UTF8()
+        loop: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                if scalar.value >= 0x80 && scalar.value <= 0x9F {
+                    throw PlaylistParseError(.invalidEncoding, line: lineNumber, "C1 control character U+00\(String(scalar.value, radix: 16, uppercase: true)) (§4.1)")
+                }
+                if scalar.value == 0xFEFF {
+                    throw PlaylistParseError(.invalidEncoding, line: lineNumber, "byte-order mark inside the playlist (§4.1)")
+                }
+            case .emptyInput: break loop
+            case .error: throw PlaylistParseError(.invalidEncoding, line: lineNumber, "invalid UTF-8 (§4.1)")
+            }
+        }
+    }
+
+    private static let extm3u: [UInt8] = Array("#EXTM3U".utf8)
+    private static let extPrefix: [UInt8] = Array("#EXT".utf8)
+
+    private mutating func line(_ range: Range<Int>) throws(PlaylistParseError) {
+        let first = bytes[range.lowerBound]
+        let last = bytes[range.upperBound - 1]
+        if first == 32 || first == 9 || last == 32 || last == 9 {
+            throw PlaylistParseError(.unexpectedWhitespace, line: lineNumber, "leading or trailing whitespace (§4.1)")
+        }
+        if first != UInt8(ascii: "#") {
+            try uri(range)
+            return
+        }
+        guard range.count >= 4, bytes[range.lowerBound..<range.lowerBound + 4].elementsEqual(Self.extPrefix) else {
+            // A comment: kept so that nothing is lost.
+            try unknown(range)
+            return
+        }
+        var nameEnd = range.lowerBound + 1
+        while nameEnd < range.upperBound, bytes[nameEnd] != UInt8(ascii: ":") { nameEnd += 1 }
+        let nameRange = (range.lowerBound + 1)..<nameEnd
+        let valueRange: Range<Int>? = nameEnd < range.upperBound ? (nameEnd + 1)..<range.upperBound : nil
+        try tag(nameRange, valueRange, whole: range)
+    }
+
+    // MARK: Tags
+
+    private func text(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+
+    private func name(_ range: Range<Int>) -> String { text(range) }
+
+    // Byte forms of the hot-path tag names, compared without allocating a String.
+    private static let extinf: [UInt8] = Array("EXTINF".utf8)
+    private static let pdt: [UInt8] = Array("EXT-X-PROGRAM-DATE-TIME".utf8)
+    private static let byterange: [UInt8] = Array("EXT-X-BYTERANGE".utf8)
+
+    private mutating func tag(_ nameRange: Range<Int>, _ valueRange: Range<Int>?, whole: Range<Int>) throws(PlaylistParseError) {
+        let nameBytes = bytes[nameRange]
+        if nameBytes.elementsEqual(Self.extinf) {
+            try extinf(valueRange)
+            return
+        }
+        if nameBytes.elementsEqual(Self.pdt) {
+            try segmentTag("EXT-X-PROGRAM-DATE-TIME")
+            guard pending.programDateTime == nil else { throw duplicate("EXT-X-PROGRAM-DATE-TIME", "for one segment") }
+            guard let valueRange, let date = ProgramDateTime.parse(bytes[valueRange]) else {
+                throw invalid("EXT-X-PROGRAM-DATE-TIME", "needs an ISO 8601 date with time, e.g. 2026-11-21T17:36:00.000Z", valueRange)
+            }
+            pending.programDateTime = date
+            return
+        }
+        if nameBytes.elementsEqual(Self.byterange) {
+            try segmentTag("EXT-X-BYTERANGE")
+            guard pendingByteRange == nil else { throw duplicate("EXT-X-BYTERANGE", "for one segment") }
+            guard let valueRange, let range = ByteRange(text(valueRange)) else {
+                throw invalid("EXT-X-BYTERANGE", "must be <n>[@<o>] decimal-integers", valueRange)
+            }
+            pendingByteRange = (range, lineNumber)
+            return
+        }
+        let tagName = name(nameRange)
+        switch tagName {
+        // Basic / shared
+        case "EXTM3U":
+            throw PlaylistParseError(.duplicateTag, line: lineNumber, "#EXTM3U appears again")
+        case "EXT-X-VERSION":
+            guard version == nil else { throw duplicate(tagName) }
+            guard let valueRange, let v = UInt64.strictDecimal(text(valueRange)), v >= 1, v <= 1000 else {
+                throw invalid(tagName, "must be a decimal-integer ≥ 1", valueRange)
+            }
+            version = Int(v)
+            map.tags[tagName] = lineNumber
+        case "EXT-X-INDEPENDENT-SEGMENTS":
+            try noValue(tagName, valueRange)
+            guard !independentSegments else { throw duplicate(tagName) }
+            independentSegments = true
+            map.tags[tagName] = lineNumber
+        case "EXT-X-START":
+            guard start == nil else { throw duplicate(tagName) }
+            start = try attributeTag(StartPoint.self, valueRange)
+            map.tags[tagName] = lineNumber
+        case "EXT-X-DEFINE":
+            definitions.append(try attributeTag(VariableDefinition.self, valueRange))
+
+        // Media playlist tags
+        case "EXT-X-TARGETDURATION":
+            try headerTag(tagName)
+            guard targetDuration == nil else { throw duplicate(tagName) }
+            guard let valueRange, let v = UInt64.strictDecimal(text(valueRange)), v >= 1, v <= 86_400 else {
+                throw invalid(tagName, "must be a decimal-integer number of seconds ≥ 1 (§4.4.3.1)", valueRange)
+            }
+            targetDuration = Int(v)
+        case "EXT-X-MEDIA-SEQUENCE":
+            try headerTag(tagName)
+            guard media.mediaSequence == nil else { throw duplicate(tagName) }
+            media.mediaSequence = try integer(tagName, valueRange)
+        case "EXT-X-DISCONTINUITY-SEQUENCE":
+            try headerTag(tagName)
+            guard media.discontinuitySequence == nil else { throw duplicate(tagName) }
+            media.discontinuitySequence = try integer(tagName, valueRange)
+        case "EXT-X-PLAYLIST-TYPE":
+            try headerTag(tagName)
+            guard media.playlistType == nil else { throw duplicate(tagName) }
+            guard let valueRange, let type = PlaylistType(rawValue: text(valueRange)) else {
+                throw invalid(tagName, "must be EVENT or VOD (§4.4.3.5)", valueRange)
+            }
+            media.playlistType = type
+        case "EXT-X-I-FRAMES-ONLY":
+            try headerTag(tagName)
+            try noValue(tagName, valueRange)
+            guard !media.iFramesOnly else { throw duplicate(tagName) }
+            media.iFramesOnly = true
+        case "EXT-X-PART-INF":
+            try headerTag(tagName)
+            guard media.partInformation == nil else { throw duplicate(tagName) }
+            media.partInformation = try attributeTag(PartInformation.self, valueRange)
+        case "EXT-X-SERVER-CONTROL":
+            try headerTag(tagName)
+            guard media.serverControl == nil else { throw duplicate(tagName) }
+            media.serverControl = try attributeTag(ServerControl.self, valueRange)
+        case "EXT-X-ENDLIST":
+            try kindIs(.media, tagName)
+            try noValue(tagName, valueRange)
+            guard !media.endList else { throw duplicate(tagName) }
+            media.endList = true
+            map.tags[tagName] = lineNumber
+        case "EXT-X-SKIP":
+            try kindIs(.media, tagName)
+            guard media.skip == nil else { throw duplicate(tagName) }
+            guard media.segments.isEmpty, pendingEXTINF == nil else {
+                throw PlaylistParseError(.misplacedTag, line: lineNumber, "\(tagName) must come before the first listed segment (§4.4.5.2)")
+            }
+            media.skip = try attributeTag(Skip.self, valueRange)
+            map.tags[tagName] = lineNumber
+        case "EXT-X-PRELOAD-HINT":
+            try kindIs(.media, tagName)
+            media.preloadHints.append(try attributeTag(PreloadHint.self, valueRange))
+        case "EXT-X-RENDITION-REPORT":
+            try kindIs(.media, tagName)
+            media.renditionReports.append(try attributeTag(RenditionReport.self, valueRange))
+
+        // Media segment tags
+        case "EXT-X-DISCONTINUITY":
+            try segmentTag(tagName)
+            try noValue(tagName, valueRange)
+            guard !pending.discontinuity else { throw duplicate(tagName, "for one segment") }
+            pending.discontinuity = true
+        case "EXT-X-KEY":
+            try segmentTag(tagName)
+            pending.keys.append(try attributeTag(Key.self, valueRange))
+        case "EXT-X-MAP":
+            try segmentTag(tagName)
+            guard pending.map == nil else { throw duplicate(tagName, "for one segment") }
+            pending.map = try attributeTag(MediaInitializationSection.self, valueRange)
+        case "EXT-X-DATERANGE":
+            try segmentTag(tagName)
+            let range = try attributeTag(DateRange.self, valueRange)
+            if map.dateRanges[range.id] == nil { map.dateRanges[range.id] = lineNumber }
+            pending.dateRanges.append(range)
+        case "EXT-X-GAP":
+            try segmentTag(tagName)
+            try noValue(tagName, valueRange)
+            guard !pending.gap else { throw duplicate(tagName, "for one segment") }
+            pending.gap = true
+        case "EXT-X-BITRATE":
+            try segmentTag(tagName)
+            guard pending.bitrate == nil else { throw duplicate(tagName, "for one segment") }
+            pending.bitrate = try integer(tagName, valueRange)
+        case "EXT-X-PART":
+            try segmentTag(tagName)
+            pending.parts.append(try attributeTag(PartialSegment.self, valueRange))
+
+        // De-facto ad markers
+        case AdMarker.cueOutTag:
+            try segmentTag(tagName)
+            let marker = CueOut(value: valueRange.map(text))
+            if let value = marker.value, marker.syntax == .attributes {
+                do throws(AttributeListParser.Failure) {
+                    _ = try AttributeListParser.parse(value, strictNames: false)
+                } catch {
+                    throw invalid(tagName, "must be a duration, DURATION=<seconds>, or empty (\(error.message))", valueRange)
+                }
+            }
+            pending.adMarkers.append(.cueOut(marker))
+        case AdMarker.cueOutContinuationTag:
+            try segmentTag(tagName)
+            guard let valueRange else { throw invalid(tagName, "needs <elapsed>/<duration> or ElapsedTime=…,Duration=…", nil) }
+            let marker = CueOutContinuation(value: text(valueRange))
+            guard marker.elapsed != nil || marker.duration != nil || marker.scte35Base64 != nil else {
+                throw invalid(tagName, "needs <elapsed>/<duration> or ElapsedTime=…,Duration=…", valueRange)
+            }
+            pending.adMarkers.append(.cueOutContinuation(marker))
+        case AdMarker.cueInTag:
+            try segmentTag(tagName)
+            pending.adMarkers.append(.cueIn(value: valueRange.map(text)))
+        case AdMarker.oatclsTag:
+            try segmentTag(tagName)
+            guard let valueRange, Self.isBase64(bytes[valueRange]) else {
+                throw invalid(tagName, "must be a base64 splice_info_section", valueRange)
+            }
+            pending.adMarkers.append(.oatclsSCTE35(base64: text(valueRange)))
+        case AdMarker.scte35Tag:
+            try segmentTag(tagName)
+            guard let valueRange else { throw invalid(tagName, "needs an attribute list (CUE=\"…\")", nil) }
+            do throws(AttributeListParser.Failure) {
+                let list = try AttributeListParser.parse(bytes, valueRange, strictNames: false, maxAttributes: limits.maxAttributes)
+                pending.adMarkers.append(.scte35(list))
+            } catch {
+                throw attributeFailure(tagName, error)
+            }
+        case AdMarker.assetTag:
+            try segmentTag(tagName)
+            guard let valueRange else { throw invalid(tagName, "needs KEY=value pairs", nil) }
+            pending.adMarkers.append(.asset(value: text(valueRange)))
+
+        // Multivariant tags
+        case "EXT-X-MEDIA":
+            try kindIs(.multivariant, tagName)
+            multivariant.renditions.append(try attributeTag(Rendition.self, valueRange))
+            map.renditions.append(lineNumber)
+            try checkCount(multivariant.renditions.count + multivariant.variants.count)
+        case "EXT-X-STREAM-INF":
+            try kindIs(.multivariant, tagName)
+            if let pendingVariant { throw missingVariantURI(pendingVariant.line) }
+            pendingVariant = (try attributeTag(VariantStream.self, valueRange), lineNumber)
+        case "EXT-X-I-FRAME-STREAM-INF":
+            try kindIs(.multivariant, tagName)
+            multivariant.iFrameVariants.append(try attributeTag(IFrameVariantStream.self, valueRange))
+        case "EXT-X-SESSION-DATA":
+            try kindIs(.multivariant, tagName)
+            multivariant.sessionData.append(try attributeTag(SessionData.self, valueRange))
+        case "EXT-X-SESSION-KEY":
+            try kindIs(.multivariant, tagName)
+            multivariant.sessionKeys.append(try attributeTag(SessionKey.self, valueRange))
+        case "EXT-X-CONTENT-STEERING":
+            try kindIs(.multivariant, tagName)
+            guard multivariant.contentSteering == nil else { throw duplicate(tagName) }
+            multivariant.contentSteering = try attributeTag(ContentSteering.self, valueRange)
+
+        default:
+            try unknown(whole)
+        }
+    }
+
+    private mutating func unknown(_ whole: Range<Int>) throws(PlaylistParseError) {
+        let tag = UnknownTag(text((whole.lowerBound + 1)..<whole.upperBound))
+        switch kind {
+        case .multivariant:
+            multivariant.unknownTags.append(tag)
+        case .undetermined where !segmentPhase, .media where !segmentPhase:
+            media.headerUnknownTags.append(tag)
+        case .undetermined, .media:
+            try countPendingTag()
+            pending.unknownTags.append(tag)
+        }
+    }
+
+    private mutating func extinf(_ valueRange: Range<Int>?) throws(PlaylistParseError) {
+        try segmentTag("EXTINF")
+        if let pendingEXTINF {
+            throw PlaylistParseError(.missingURI, line: pendingEXTINF.line, "EXTINF is not followed by a URI line (§4.4.4.1)")
+        }
+        guard let valueRange else { throw invalid("EXTINF", "needs <duration>,[<title>]", nil) }
+        var comma = valueRange.lowerBound
+        while comma < valueRange.upperBound, bytes[comma] != UInt8(ascii: ",") { comma += 1 }
+        guard let micros = HLSDuration.parse(utf8: bytes[valueRange.lowerBound..<comma], allowNegative: false) else {
+            throw invalid("EXTINF", "duration must be a non-negative decimal number of seconds", valueRange)
+        }
+        let title = comma + 1 < valueRange.upperBound ? text((comma + 1)..<valueRange.upperBound) : ""
+        pendingEXTINF = (HLSDuration(microseconds: micros), title, lineNumber)
+    }
+
+    private mutating func uri(_ range: Range<Int>) throws(PlaylistParseError) {
+        switch kind {
+        case .multivariant:
+            guard let pendingVariant else {
+                throw PlaylistParseError(.missingVariantURI, line: lineNumber, "URI line without a preceding EXT-X-STREAM-INF (§4.4.6.2)")
+            }
+            var variant = pendingVariant.variant
+            variant.uri = text(range)
+            multivariant.variants.append(variant)
+            map.variants.append(pendingVariant.line)
+            self.pendingVariant = nil
+            try checkCount(multivariant.renditions.count + multivariant.variants.count)
+        case .undetermined, .media:
+            guard let extinf = pendingEXTINF else {
+                throw PlaylistParseError(.missingEXTINF, line: lineNumber, "URI line without a preceding EXTINF (§4.4.4.1)")
+            }
+            if kind == .undetermined { setKind(.media) }
+            segmentPhase = true
+            var segment = MediaSegment(uri: text(range), duration: extinf.duration, title: extinf.title)
+            segment.byteRange = pendingByteRange?.range
+            segment.tags = pending
+            media.segments.append(segment)
+            map.segments.append((pendingFirstLine == 0 ? extinf.line : pendingFirstLine, extinf.line, lineNumber))
+            pending = SegmentTags()
+            pendingTagCount = 0
+            pendingFirstLine = 0
+            pendingEXTINF = nil
+            pendingByteRange = nil
+            try checkCount(media.segments.count)
+        }
+    }
+
+    // MARK: Kind and position rules
+
+    private mutating func setKind(_ newKind: Kind) {
+        kind = newKind
+        kindLine = lineNumber
+    }
+
+    private mutating func kindIs(_ expected: Kind, _ tagName: String) throws(PlaylistParseError) {
+        if kind == .undetermined {
+            setKind(expected)
+            if expected == .multivariant, !media.headerUnknownTags.isEmpty {
+                multivariant.unknownTags = media.headerUnknownTags
+                media.headerUnknownTags = []
+            }
+        } else if kind != expected {
+            let what = expected == .media ? "a media playlist tag" : "a multivariant playlist tag"
+            throw PlaylistParseError(
+                .mixedPlaylistKinds, line: lineNumber,
+                "\(tagName) is \(what), but line \(kindLine) made this the other kind of playlist (§4.1)")
+        }
+    }
+
+    private mutating func headerTag(_ tagName: String) throws(PlaylistParseError) {
+        try kindIs(.media, tagName)
+        if segmentPhase {
+            throw PlaylistParseError(.misplacedTag, line: lineNumber, "\(tagName) must appear before the first media segment (§4.4.3)")
+        }
+        map.tags[tagName] = lineNumber
+    }
+
+    private mutating func segmentTag(_ tagName: String) throws(PlaylistParseError) {
+        try kindIs(.media, tagName)
+        segmentPhase = true
+        if pendingFirstLine == 0 { pendingFirstLine = lineNumber }
+        try countPendingTag()
+    }
+
+    private mutating func countPendingTag() throws(PlaylistParseError) {
+        pendingTagCount += 1
+        if pendingTagCount > limits.maxTagsPerSegment {
+            throw PlaylistParseError(.limitExceeded, line: lineNumber, "more than \(limits.maxTagsPerSegment) tags for one segment")
+        }
+    }
+
+    private func checkCount(_ count: Int) throws(PlaylistParseError) {
+        if count > limits.maxSegments {
+            throw PlaylistParseError(.limitExceeded, line: lineNumber, "more than \(limits.maxSegments) entries")
+        }
+    }
+
+    // MARK: Values
+
+    private func attributeTag<T: AttributeListTag>(_ type: T.Type, _ valueRange: Range<Int>?) throws(PlaylistParseError) -> T {
+        guard let valueRange else {
+            throw PlaylistParseError(.malformedAttributeList, line: lineNumber, "\(T.tagName) needs an attribute list")
+        }
+        let list: AttributeList
+        do throws(AttributeListParser.Failure) {
+            list = try AttributeListParser.parse(bytes, valueRange, strictNames: true, maxAttributes: limits.maxAttributes)
+        } catch {
+            throw attributeFailure(T.tagName, error)
+        }
+        for spec in T.schema {
+            if let value = list[spec.name] {
+                guard spec.type.accepts(value) else {
+                    throw PlaylistParseError(
+                        .invalidAttributeValue, line: lineNumber,
+                        "\(T.tagName) \(spec.name) must be a \(spec.type.specName), got \(Self.show(value))")
+                }
+            } else if spec.isRequired {
+                throw PlaylistParseError(.missingAttribute, line: lineNumber, "\(T.tagName) requires \(spec.name)")
+            }
+        }
+        if T.allowsClientAttributes {
+            for attribute in list.attributes where attribute.name.hasPrefix("X-") {
+                guard AttributeType.clientValue.accepts(attribute.value) else {
+                    throw PlaylistParseError(
+                        .invalidAttributeValue, line: lineNumber,
+                        "\(T.tagName) \(attribute.name) must be a \(AttributeType.clientValue.specName), got \(Self.show(attribute.value)) (§4.4.5.1)")
+                }
+            }
+        }
+        return T(attributes: list)
+    }
+
+    private func attributeFailure(_ tagName: String, _ failure: AttributeListParser.Failure) -> PlaylistParseError {
+        PlaylistParseError(failure.isDuplicate ? .duplicateAttribute : .malformedAttributeList, line: lineNumber, "\(tagName): \(failure.message)")
+    }
+
+    private static func show(_ value: AttributeValue) -> String {
+        let raw: String
+        switch value {
+        case .quoted(let q): raw = "\"\(q)\""
+        case .token(let t): raw = t
+        }
+        return raw.utf8.count > 60 ? String(raw.prefix(57)) + "..." : raw
+    }
+
+    private func integer(_ tagName: String, _ valueRange: Range<Int>?) throws(PlaylistParseError) -> UInt64 {
+        guard let valueRange, let value = UInt64.strictDecimal(text(valueRange)) else {
+            throw invalid(tagName, "must be a decimal-integer", valueRange)
+        }
+        return value
+    }
+
+    private func noValue(_ tagName: String, _ valueRange: Range<Int>?) throws(PlaylistParseError) {
+        if let valueRange { throw invalid(tagName, "takes no value", valueRange) }
+    }
+
+    private func invalid(_ tagName: String, _ rule: String, _ valueRange: Range<Int>?) -> PlaylistParseError {
+        var message = "#\(tagName) \(rule)"
+        if let valueRange {
+            var shown = text(valueRange)
+            if shown.utf8.count > 60 { shown = String(shown.prefix(57)) + "..." }
+            message += ", got \"\(shown)\""
+        }
+        return PlaylistParseError(.invalidTagValue, line: lineNumber, message)
+    }
+
+    private func duplicate(_ tagName: String, _ scope: String = "in a playlist") -> PlaylistParseError {
+        PlaylistParseError(.duplicateTag, line: lineNumber, "#\(tagName) may appear only once \(scope)")
+    }
+
+    private func missingVariantURI(_ line: Int) -> PlaylistParseError {
+        PlaylistParseError(.missingVariantURI, line: line, "EXT-X-STREAM-INF is not followed by a URI line (§4.4.6.2)")
+    }
+
+    private static func isBase64(_ b: ArraySlice<UInt8>) -> Bool {
+        !b.isEmpty
+            && b.allSatisfy { c in
+                (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 43 || c == 47 || c == 61
+                    || c == 45 || c == 95
+            }
+    }
+
+    // MARK: Assembly
+
+    mutating func finish() throws(PlaylistParseError) -> (playlist: Playlist, sourceMap: SourceMap) {
+        switch kind {
+        case .multivariant:
+            if let pendingVariant { throw missingVariantURI(pendingVariant.line) }
+            multivariant.version = version
+            multivariant.independentSegments = independentSegments
+            multivariant.start = start
+            multivariant.definitions = definitions
+            return (.multivariant(multivariant), map)
+        case .undetermined, .media:
+            if let pendingEXTINF {
+                throw PlaylistParseError(.missingURI, line: pendingEXTINF.line, "EXTINF is not followed by a URI line (§4.4.4.1)")
+            }
+            if let pendingByteRange {
+                throw PlaylistParseError(.missingURI, line: pendingByteRange.line, "EXT-X-BYTERANGE is not followed by a segment (§4.4.4.2)")
+            }
+            guard let targetDuration else {
+                throw PlaylistParseError(.missingTargetDuration, line: 1, "a media playlist MUST contain EXT-X-TARGETDURATION (§4.4.3.1)")
+            }
+            media.targetDuration = targetDuration
+            media.version = version
+            media.independentSegments = independentSegments
+            media.start = start
+            media.definitions = definitions
+            media.trailingTags = pending
+            return (.media(media), map)
+        }
+    }
+}

@@ -1,0 +1,1 @@
+// Temporary placeholder (owned by the lead; delete once the module has files).
