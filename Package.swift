@@ -48,9 +48,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Test support shared by the test targets: seeded randomness, generators, simulators.
+        .target(
+            name: "HeadwaterTesting",
+            dependencies: ["HeadwaterHLS"],
+            path: "Tests/HeadwaterTesting",
+            swiftSettings: swiftSettings
+        ),
+
         .testTarget(
             name: "HeadwaterHLSTests",
-            dependencies: ["HeadwaterHLS"],
+            dependencies: ["HeadwaterHLS", "HeadwaterTesting"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
