@@ -35,9 +35,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Benchmarks (not tests): `swift run -c release headwater-bench`.
+        .target(name: "CHeadwaterAllocationCounter"),
         .executableTarget(
             name: "headwater-bench",
-            dependencies: ["HeadwaterHLS", "HeadwaterSCTE35"],
+            dependencies: [
+                "HeadwaterHLS",
+                "CHeadwaterAllocationCounter",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: swiftSettings
         ),
 

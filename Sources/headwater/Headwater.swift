@@ -6,6 +6,6 @@ struct Headwater: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "headwater",
         abstract: "HLS live origin with per-session ad stitching, and its playlist and SCTE-35 tools.",
-        subcommands: [Lint.self, Format.self]
+        subcommands: [Lint.self, Format.self, SCTE35Command.self]
     )
 }

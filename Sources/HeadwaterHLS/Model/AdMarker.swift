@@ -76,11 +76,13 @@ public struct CueOutContinuation: Sendable, Hashable {
     /// The base64 `SCTE35=` of the AWS "SCTE-35 enhanced" form.
     public var scte35Base64: String? { parts.scte35 }
 
-    private var parts: (elapsed: HLSDuration?, duration: HLSDuration?, scte35: String?) {
-        if !value.contains("="), let slash = value.firstIndex(of: "/") {
-            return (
-                HLSDuration(decimal: value[..<slash]), HLSDuration(decimal: value[value.index(after: slash)...]), nil
-            )
+    /// The parsed value: either `<elapsed>/<duration>` or an attribute list, `nil`s where absent.
+    public var parts: (elapsed: HLSDuration?, duration: HLSDuration?, scte35: String?) {
+        let utf8 = value.utf8
+        if !utf8.contains(UInt8(ascii: "=")), let slash = utf8.firstIndex(of: UInt8(ascii: "/")) {
+            let elapsed = HLSDuration.parse(utf8: utf8[..<slash], allowNegative: false)
+            let duration = HLSDuration.parse(utf8: utf8[utf8.index(after: slash)...], allowNegative: false)
+            return (elapsed.map(HLSDuration.init(microseconds:)), duration.map(HLSDuration.init(microseconds:)), nil)
         }
         guard let list = try? AttributeListParser.parse(value, strictNames: false) else { return (nil, nil, nil) }
         return (list.decimal("ElapsedTime"), list.decimal("Duration"), list.string("SCTE35"))

@@ -26,6 +26,30 @@ public struct ByteRange: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Parses `n` or `n@o` from bytes (the parser's path; no `String` is created).
+    init?(parsing b: UnsafeBufferPointer<UInt8>) {
+        var length: UInt64 = 0
+        var offset: UInt64 = 0
+        var digits = 0
+        var inOffset = false
+        for c in b {
+            if c == UInt8(ascii: "@") && !inOffset && digits > 0 {
+                inOffset = true
+                digits = 0
+                continue
+            }
+            guard c >= 48 && c <= 57, digits < 20 else { return nil }
+            let (m, o1) = (inOffset ? offset : length).multipliedReportingOverflow(by: 10)
+            let (a, o2) = m.addingReportingOverflow(UInt64(c - 48))
+            guard !o1 && !o2 else { return nil }
+            if inOffset { offset = a } else { length = a }
+            digits += 1
+        }
+        guard digits > 0 else { return nil }
+        self.length = length
+        self.offset = inOffset ? offset : nil
+    }
+
     public var description: String {
         var bytes: [UInt8] = []
         write(into: &bytes)
@@ -33,10 +57,16 @@ public struct ByteRange: Sendable, Hashable, CustomStringConvertible {
     }
 
     public func write(into bytes: inout [UInt8]) {
-        DecimalWriter.write(length, into: &bytes)
+        var writer = ByteWriter(capacity: 48)
+        write(to: &writer)
+        writer.finish(appendingTo: &bytes)
+    }
+
+    func write(to writer: inout ByteWriter) {
+        writer.appendDecimal(length)
         if let offset {
-            bytes.append(UInt8(ascii: "@"))
-            DecimalWriter.write(offset, into: &bytes)
+            writer.append(UInt8(ascii: "@"))
+            writer.appendDecimal(offset)
         }
     }
 }

@@ -36,8 +36,14 @@ public struct HLSDuration: Sendable, Hashable, Comparable, CustomStringConvertib
         self.microseconds = value
     }
 
-    @usableFromInline
     static func parse(utf8: some Collection<UInt8>, allowNegative: Bool) -> Int64? {
+        if let value = utf8.withContiguousStorageIfAvailable({ parse(buffer: $0, allowNegative: allowNegative) }) {
+            return value
+        }
+        return Array(utf8).withUnsafeBufferPointer { parse(buffer: $0, allowNegative: allowNegative) }
+    }
+
+    static func parse(buffer utf8: UnsafeBufferPointer<UInt8>, allowNegative: Bool) -> Int64? {
         var iterator = utf8.makeIterator()
         var negative = false
         var integer: Int64 = 0
@@ -89,35 +95,36 @@ public struct HLSDuration: Sendable, Hashable, Comparable, CustomStringConvertib
     /// (`2.000`, `10.010`, `6.006006`).
     public var description: String {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
         write(into: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Appends the canonical text to `bytes` without allocating a `String`.
-    @inlinable
     public func write(into bytes: inout [UInt8]) {
-        var value = microseconds
-        if value < 0 {
-            bytes.append(UInt8(ascii: "-"))
-            value = -value
-        }
-        let integer = value / 1_000_000
-        var fraction = value % 1_000_000
-        DecimalWriter.write(UInt64(integer), into: &bytes)
-        bytes.append(UInt8(ascii: "."))
+        var writer = ByteWriter(capacity: 24)
+        write(to: &writer)
+        writer.finish(appendingTo: &bytes)
+    }
+
+    @inlinable
+    func write(to writer: inout ByteWriter) {
+        let magnitude = microseconds.magnitude
+        if microseconds < 0 { writer.append(UInt8(ascii: "-")) }
+        var fraction = magnitude % 1_000_000
+        writer.appendDecimal(magnitude / 1_000_000)
+        writer.append(UInt8(ascii: "."))
         var digits = 6
         while digits > 3 && fraction % 10 == 0 {
             fraction /= 10
             digits -= 1
         }
-        DecimalWriter.writePadded(UInt64(fraction), width: digits, into: &bytes)
+        writer.appendPadded(fraction, width: digits)
     }
 
-    /// Appends the duration as a whole number of seconds (for playlists below version 3).
+    /// Writes the duration as a whole number of seconds (for playlists below version 3).
     @inlinable
-    public func writeInteger(into bytes: inout [UInt8]) {
-        DecimalWriter.write(UInt64(max(0, roundedSeconds)), into: &bytes)
+    func writeInteger(to writer: inout ByteWriter) {
+        writer.appendDecimal(UInt64(max(0, roundedSeconds)))
     }
 
     @inlinable
@@ -139,44 +146,65 @@ public struct HLSDuration: Sendable, Hashable, Comparable, CustomStringConvertib
 /// Integer-to-ASCII without `String` allocation: the serializer's hot path.
 @usableFromInline
 enum DecimalWriter {
+    /// "00" … "99", so that each division produces two digits.
+    @usableFromInline
+    static let pairs: [UInt8] = {
+        var table: [UInt8] = []
+        for i in 0..<100 {
+            table.append(UInt8(ascii: "0") + UInt8(i / 10))
+            table.append(UInt8(ascii: "0") + UInt8(i % 10))
+        }
+        return table
+    }()
+
+    /// Writes `value` at `destination` (which must have room for 20 bytes); returns the length.
+    @inlinable
+    static func write(_ value: UInt64, to destination: UnsafeMutablePointer<UInt8>) -> Int {
+        if value < 10 {
+            destination[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value)
+            return 1
+        }
+        var digits = 0
+        var probe = value
+        while probe > 0 {
+            digits += 1
+            probe /= 10
+        }
+        var rest = value
+        var index = digits
+        pairs.withUnsafeBufferPointer { table in
+            while rest >= 100 {
+                let pair = Int(rest % 100) * 2
+                rest /= 100
+                index -= 2
+                destination[index] = table[pair]
+                destination[index + 1] = table[pair + 1]
+            }
+            if rest >= 10 {
+                let pair = Int(rest) * 2
+                destination[0] = table[pair]
+                destination[1] = table[pair + 1]
+            } else {
+                destination[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest)
+            }
+        }
+        return digits
+    }
+
     @inlinable
     static func write(_ value: UInt64, into bytes: inout [UInt8]) {
-        if value < 10 {
-            bytes.append(UInt8(ascii: "0") &+ UInt8(value))
-            return
-        }
-        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch, enough for 20 digits
-        withUnsafeMutableBytes(of: &buffer) { scratch in
-            var index = scratch.count
-            var rest = value
-            while rest > 0 {
-                index -= 1
-                scratch[index] = UInt8(ascii: "0") &+ UInt8(rest % 10)
-                rest /= 10
-            }
-            bytes.append(contentsOf: scratch[index...])
-        }
+        var writer = ByteWriter(capacity: 20)
+        writer.appendDecimal(value)
+        writer.finish(appendingTo: &bytes)
     }
 
     @inlinable
     static func write(_ value: Int64, into bytes: inout [UInt8]) {
         if value < 0 {
             bytes.append(UInt8(ascii: "-"))
-            write(UInt64(-(value + 1)) + 1, into: &bytes)
+            write(value.magnitude, into: &bytes)
         } else {
             write(UInt64(value), into: &bytes)
-        }
-    }
-
-    @inlinable
-    static func writePadded(_ value: UInt64, width: Int, into bytes: inout [UInt8]) {
-        var divisor: UInt64 = 1
-        for _ in 1..<max(width, 1) { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") &+ UInt8((rest / divisor) % 10))
-            rest %= divisor
-            divisor /= 10
         }
     }
 }

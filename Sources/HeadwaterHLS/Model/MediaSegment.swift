@@ -22,29 +22,84 @@ public struct UnknownTag: Sendable, Hashable {
 public struct SegmentTags: Sendable, Hashable {
     /// `EXT-X-DISCONTINUITY` (§4.4.4.3).
     public var discontinuity: Bool = false
-    /// `EXT-X-KEY` tags that appear before this segment (one per KEYFORMAT). Empty means "the key in
-    /// effect continues"; see ``MediaPlaylist/effectiveKeys(at:)``.
-    public var keys: [Key] = []
-    /// `EXT-X-MAP` appearing before this segment (§4.4.4.5).
-    public var map: MediaInitializationSection?
     /// `EXT-X-PROGRAM-DATE-TIME` (§4.4.4.6).
     public var programDateTime: ProgramDateTime?
-    /// `EXT-X-DATERANGE` tags appearing before this segment (§4.4.5.1).
-    public var dateRanges: [DateRange] = []
-    /// De-facto ad markers, in the order written.
-    public var adMarkers: [AdMarker] = []
-    /// Tags Headwater does not model, in the order written.
-    public var unknownTags: [UnknownTag] = []
     /// `EXT-X-GAP` (§4.4.4.7).
     public var gap: Bool = false
     /// `EXT-X-BITRATE` in kbit/s (§4.4.4.8).
     public var bitrate: UInt64?
-    /// `EXT-X-PART` tags of this segment (§4.4.4.9).
-    public var parts: [PartialSegment] = []
+
+    /// The tags most segments do not have, in one copy-on-write box, so that a typical segment
+    /// (EXTINF, URI, maybe a date) costs one optional reference instead of six arrays: parsing,
+    /// copying and releasing a 1,200-segment window is dominated by reference counting otherwise.
+    private var rare: RareTagsBox?
 
     public init() {}
 
     public var isEmpty: Bool { self == SegmentTags() }
+
+    /// `EXT-X-KEY` tags that appear before this segment (one per KEYFORMAT). Empty means "the key in
+    /// effect continues"; see ``MediaPlaylist/effectiveKeys(at:)``.
+    public var keys: [Key] {
+        get { rare?.value.keys ?? [] }
+        set { modifyRare { $0.keys = newValue } }
+    }
+    /// `EXT-X-MAP` appearing before this segment (§4.4.4.5).
+    public var map: MediaInitializationSection? {
+        get { rare?.value.map }
+        set { modifyRare { $0.map = newValue } }
+    }
+    /// `EXT-X-DATERANGE` tags appearing before this segment (§4.4.5.1).
+    public var dateRanges: [DateRange] {
+        get { rare?.value.dateRanges ?? [] }
+        set { modifyRare { $0.dateRanges = newValue } }
+    }
+    /// De-facto ad markers, in the order written.
+    public var adMarkers: [AdMarker] {
+        get { rare?.value.adMarkers ?? [] }
+        set { modifyRare { $0.adMarkers = newValue } }
+    }
+    /// Tags Headwater does not model, in the order written.
+    public var unknownTags: [UnknownTag] {
+        get { rare?.value.unknownTags ?? [] }
+        set { modifyRare { $0.unknownTags = newValue } }
+    }
+    /// `EXT-X-PART` tags of this segment (§4.4.4.9).
+    public var parts: [PartialSegment] {
+        get { rare?.value.parts ?? [] }
+        set { modifyRare { $0.parts = newValue } }
+    }
+
+    private mutating func modifyRare(_ body: (inout RareTags) -> Void) {
+        if rare == nil {
+            var value = RareTags()
+            body(&value)
+            if value != RareTags() { rare = RareTagsBox(value) }
+            return
+        }
+        if !isKnownUniquelyReferenced(&rare!) { rare = RareTagsBox(rare!.value) }
+        body(&rare!.value)
+        if rare!.value == RareTags() { rare = nil }
+    }
+}
+
+private struct RareTags: Hashable, Sendable {
+    var keys: [Key] = []
+    var map: MediaInitializationSection?
+    var dateRanges: [DateRange] = []
+    var adMarkers: [AdMarker] = []
+    var unknownTags: [UnknownTag] = []
+    var parts: [PartialSegment] = []
+}
+
+/// Heap storage for ``RareTags``. Mutated only through `SegmentTags.modifyRare`, which copies it
+/// first unless uniquely referenced, so a box is never mutated while shared across threads:
+/// that makes the `@unchecked Sendable` sound.
+private final class RareTagsBox: Hashable, @unchecked Sendable {
+    var value: RareTags
+    init(_ value: RareTags) { self.value = value }
+    static func == (lhs: RareTagsBox, rhs: RareTagsBox) -> Bool { lhs === rhs || lhs.value == rhs.value }
+    func hash(into hasher: inout Hasher) { hasher.combine(value) }
 }
 
 /// A media segment: its tags, EXTINF, optional BYTERANGE, and URI (RFC 8216bis §4.4.4).

@@ -46,44 +46,40 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
     /// Parses `YYYY-MM-DDThh:mm:ss[.fff…][Z|±hh:mm|±hhmm]`. A lower-case `t`/`z` and a space separator
     /// are not accepted: RFC 3339 output from encoders is upper case.
     public init?(iso8601 text: some StringProtocol) {
-        var bytes: [UInt8] = []
-        bytes.append(contentsOf: text.utf8)
-        guard let value = Self.parse(bytes[...]) else { return nil }
+        let bytes = Array(text.utf8)
+        guard let value = bytes.withUnsafeBufferPointer({ Self.parse($0) }) else { return nil }
         self = value
     }
 
-    static func parse(_ b: ArraySlice<UInt8>) -> ProgramDateTime? {
-        var i = b.startIndex
-        func digits(_ count: Int) -> Int? {
-            guard b.endIndex - i >= count else { return nil }
+    static func parse(_ b: UnsafeBufferPointer<UInt8>) -> ProgramDateTime? {
+        // Fixed layout up to the seconds: YYYY-MM-DDThh:mm:ss
+        guard b.count >= 19, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"),
+            b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":")
+        else { return nil }
+        @inline(__always) func digits(_ at: Int, _ count: Int) -> Int? {
             var value = 0
-            for _ in 0..<count {
-                let c = b[i]
-                guard c >= 48 && c <= 57 else { return nil }
-                value = value * 10 + Int(c - 48)
-                i += 1
+            for index in at..<(at + count) {
+                let c = b[index] &- 48
+                guard c <= 9 else { return nil }
+                value = value * 10 + Int(c)
             }
             return value
         }
-        func expect(_ c: UInt8) -> Bool {
-            guard i < b.endIndex, b[i] == c else { return false }
-            i += 1
-            return true
-        }
-        guard let year = digits(4), expect(UInt8(ascii: "-")), let month = digits(2), expect(UInt8(ascii: "-")),
-            let day = digits(2), expect(UInt8(ascii: "T")), let hour = digits(2), expect(UInt8(ascii: ":")),
-            let minute = digits(2), expect(UInt8(ascii: ":")), let second = digits(2)
+        guard let year = digits(0, 4), let month = digits(5, 2), let day = digits(8, 2), let hour = digits(11, 2),
+            let minute = digits(14, 2), let second = digits(17, 2)
         else { return nil }
         guard (1...12).contains(month), day >= 1, day <= Self.daysInMonth(year: year, month: month),
             hour <= 23, minute <= 59, second <= 60
         else { return nil }
+        var i = 19
         var millis = 0
-        if expect(UInt8(ascii: ".")) {
+        if i < b.count, b[i] == UInt8(ascii: ".") {
+            i += 1
             var count = 0
             var roundUp = false
-            while i < b.endIndex, b[i] >= 48, b[i] <= 57 {
+            while i < b.count, b[i] &- 48 <= 9 {
                 if count < 3 {
-                    millis = millis * 10 + Int(b[i] - 48)
+                    millis = millis * 10 + Int(b[i] &- 48)
                 } else if count == 3 {
                     roundUp = b[i] >= 53
                 }
@@ -99,22 +95,24 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
             if roundUp { millis += 1 }
         }
         var zone = Zone.unspecified
-        if i < b.endIndex {
+        if i < b.count {
             if b[i] == UInt8(ascii: "Z") {
                 zone = .utc
                 i += 1
             } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
                 let sign = b[i] == UInt8(ascii: "-") ? -1 : 1
                 i += 1
-                guard let hh = digits(2) else { return nil }
-                _ = expect(UInt8(ascii: ":"))
-                guard let mm = digits(2), hh <= 23, mm <= 59 else { return nil }
+                guard i + 2 <= b.count, let hh = digits(i, 2) else { return nil }
+                i += 2
+                if i < b.count, b[i] == UInt8(ascii: ":") { i += 1 }
+                guard i + 2 <= b.count, let mm = digits(i, 2), hh <= 23, mm <= 59 else { return nil }
+                i += 2
                 zone = .offset(minutes: sign * (hh * 60 + mm))
             } else {
                 return nil
             }
         }
-        guard i == b.endIndex else { return nil }
+        guard i == b.count else { return nil }
         let days = Self.daysFromCivil(year: year, month: month, day: day)
         var seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second)
         if case .offset(let minutes) = zone { seconds -= Int64(minutes * 60) }
@@ -131,6 +129,12 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
     }
 
     public func write(into bytes: inout [UInt8]) {
+        var writer = ByteWriter(capacity: 32)
+        write(to: &writer)
+        writer.finish(appendingTo: &bytes)
+    }
+
+    func write(to writer: inout ByteWriter) {
         var offsetMinutes = 0
         if case .offset(let minutes) = zone { offsetMinutes = minutes }
         let local = millisecondsSinceEpoch + Int64(offsetMinutes) * 60_000
@@ -141,34 +145,35 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
             days -= 1
         }
         let (year, month, day) = Self.civilFromDays(Int(days))
-        let pad = DecimalWriter.writePadded
         if year >= 0 && year <= 9999 {
-            pad(UInt64(year), 4, &bytes)
+            writer.appendPadded(UInt64(year), width: 4)
         } else {
-            DecimalWriter.write(Int64(year), into: &bytes)
+            if year < 0 { writer.append(UInt8(ascii: "-")) }
+            writer.appendDecimal(UInt64(year.magnitude))
         }
-        bytes.append(UInt8(ascii: "-"))
-        pad(UInt64(month), 2, &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        pad(UInt64(day), 2, &bytes)
-        bytes.append(UInt8(ascii: "T"))
-        pad(UInt64(msOfDay / 3_600_000), 2, &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        pad(UInt64(msOfDay / 60_000 % 60), 2, &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        pad(UInt64(msOfDay / 1000 % 60), 2, &bytes)
-        bytes.append(UInt8(ascii: "."))
-        pad(UInt64(msOfDay % 1000), 3, &bytes)
+        writer.append(UInt8(ascii: "-"))
+        writer.appendPadded(UInt64(month), width: 2)
+        writer.append(UInt8(ascii: "-"))
+        writer.appendPadded(UInt64(day), width: 2)
+        writer.append(UInt8(ascii: "T"))
+        let ms = UInt64(msOfDay)
+        writer.appendPadded(ms / 3_600_000, width: 2)
+        writer.append(UInt8(ascii: ":"))
+        writer.appendPadded(ms / 60_000 % 60, width: 2)
+        writer.append(UInt8(ascii: ":"))
+        writer.appendPadded(ms / 1000 % 60, width: 2)
+        writer.append(UInt8(ascii: "."))
+        writer.appendPadded(ms % 1000, width: 3)
         switch zone {
         case .utc:
-            bytes.append(UInt8(ascii: "Z"))
+            writer.append(UInt8(ascii: "Z"))
         case .unspecified:
             break
         case .offset(let minutes):
-            bytes.append(minutes < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
-            pad(UInt64(abs(minutes) / 60), 2, &bytes)
-            bytes.append(UInt8(ascii: ":"))
-            pad(UInt64(abs(minutes) % 60), 2, &bytes)
+            writer.append(minutes < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+            writer.appendPadded(UInt64(minutes.magnitude / 60), width: 2)
+            writer.append(UInt8(ascii: ":"))
+            writer.appendPadded(UInt64(minutes.magnitude % 60), width: 2)
         }
     }
 

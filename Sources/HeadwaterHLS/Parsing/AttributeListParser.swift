@@ -11,14 +11,16 @@ public enum AttributeListParser {
     /// Parses `text`. With `strictNames: false`, vendor spellings such as `ElapsedTime=` (AWS) are
     /// accepted (`[A-Za-z0-9_-]`).
     public static func parse(_ text: some StringProtocol, strictNames: Bool = true) throws(Failure) -> AttributeList {
-        var bytes: [UInt8] = []
-        bytes.append(contentsOf: text.utf8)
-        return try parse(bytes, bytes.indices, strictNames: strictNames)
+        let bytes = Array(text.utf8)
+        return try bytes.withUnsafeBufferPointer { (buffer) throws(Failure) -> AttributeList in
+            try parse(buffer, strictNames: strictNames)
+        }
     }
 
-    static func parse(_ b: [UInt8], _ range: Range<Int>, strictNames: Bool, maxAttributes: Int = 256)
+    static func parse(_ b: UnsafeBufferPointer<UInt8>, strictNames: Bool, maxAttributes: Int = 256)
         throws(Failure) -> AttributeList
     {
+        let range = 0..<b.count
         var attributes: [Attribute] = []
         var i = range.lowerBound
         let end = range.upperBound
@@ -45,9 +47,9 @@ public enum AttributeListParser {
             guard i < end else {
                 throw Failure(
                     isDuplicate: false,
-                    message: "attribute \(String(decoding: b[nameStart..<i], as: UTF8.self)) has no '=value'")
+                    message: "attribute \(String(decoding: UnsafeBufferPointer(rebasing: b[nameStart..<i]), as: UTF8.self)) has no '=value'")
             }
-            let name = String(decoding: b[nameStart..<i], as: UTF8.self)
+            let name = String(decoding: UnsafeBufferPointer(rebasing: b[nameStart..<i]), as: UTF8.self)
             i += 1  // '='
             // VALUE
             let value: AttributeValue
@@ -61,7 +63,7 @@ public enum AttributeListParser {
                 guard i < end, b[i] == UInt8(ascii: "\"") else {
                     throw Failure(isDuplicate: false, message: "unterminated quoted-string in attribute \(name)")
                 }
-                value = .quoted(String(decoding: b[valueStart..<i], as: UTF8.self))
+                value = .quoted(String(decoding: UnsafeBufferPointer(rebasing: b[valueStart..<i]), as: UTF8.self))
                 i += 1
             } else {
                 let valueStart = i
@@ -77,7 +79,7 @@ public enum AttributeListParser {
                 guard i > valueStart else {
                     throw Failure(isDuplicate: false, message: "attribute \(name) has an empty value")
                 }
-                value = .token(String(decoding: b[valueStart..<i], as: UTF8.self))
+                value = .token(String(decoding: UnsafeBufferPointer(rebasing: b[valueStart..<i]), as: UTF8.self))
             }
             if attributes.contains(where: { $0.name == name }) {
                 throw Failure(isDuplicate: true, message: "attribute \(name) appears twice")

@@ -2,7 +2,7 @@
 struct ParserState {
     private enum Kind { case undetermined, media, multivariant }
 
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     let limits: PlaylistParser.Limits
     private var lineNumber = 0
     private var kind = Kind.undetermined
@@ -29,9 +29,11 @@ struct ParserState {
     private var multivariant = MultivariantPlaylist()
     private var pendingVariant: (variant: VariantStream, line: Int)?
 
-    init(bytes: [UInt8], limits: PlaylistParser.Limits) {
+    init(bytes: UnsafeBufferPointer<UInt8>, limits: PlaylistParser.Limits) {
         self.bytes = bytes
         self.limits = limits
+        // A segment takes at least ~20 bytes of playlist text (`#EXTINF:1,\nx\n` and more in practice).
+        media.segments.reserveCapacity(min(bytes.count / 48, limits.maxSegments))
     }
 
     // MARK: Line scanning
@@ -46,15 +48,34 @@ struct ParserState {
             lineNumber += 1
             var lineEnd = lineStart
             var highBit = false
+            var carriageReturn = -1
+            var tab = false
             while lineEnd < count {
-                let c = bytes[lineEnd]
-                if c == 10 { break }
-                if c < 0x20 && c != 9 && c != 13 || c == 0x7F {
-                    throw PlaylistParseError(
-                        .invalidEncoding, line: lineNumber,
-                        "control character 0x\(String(c, radix: 16, uppercase: true)) (§4.1)")
+                // Skip 8 plain printable-ASCII bytes at a time (no control byte, DEL or non-ASCII).
+                while lineEnd &+ 8 <= count {
+                    let word = UnsafeRawPointer(bytes.baseAddress! + lineEnd).loadUnaligned(as: UInt64.self)
+                    let belowSpace = (word &- 0x2020_2020_2020_2020) & ~word & 0x8080_8080_8080_8080
+                    let del = word ^ 0x7F7F_7F7F_7F7F_7F7F
+                    let isDel = (del &- 0x0101_0101_0101_0101) & ~del & 0x8080_8080_8080_8080
+                    if (belowSpace | isDel | (word & 0x8080_8080_8080_8080)) != 0 { break }
+                    lineEnd &+= 8
                 }
-                if c >= 0x80 { highBit = true }
+                guard lineEnd < count else { break }
+                let c = bytes[lineEnd]
+                if c < 0x20 || c == 0x7F {
+                    if c == 10 { break }
+                    if c == 13 {
+                        if carriageReturn < 0 { carriageReturn = lineEnd }
+                    } else if c == 9 {
+                        tab = true
+                    } else {
+                        throw PlaylistParseError(
+                            .invalidEncoding, line: lineNumber,
+                            "control character 0x\(String(c, radix: 16, uppercase: true)) (§4.1)")
+                    }
+                } else if c >= 0x80 {
+                    highBit = true
+                }
                 lineEnd += 1
             }
             let next = lineEnd + 1
@@ -64,13 +85,13 @@ struct ParserState {
                 throw PlaylistParseError(
                     .limitExceeded, line: lineNumber, "line is \(contentEnd - lineStart) bytes, limit is \(limits.maxLineLength)")
             }
-            if let cr = bytes[lineStart..<contentEnd].firstIndex(of: 13) {
-                _ = cr
+            if carriageReturn >= 0 && carriageReturn < contentEnd {
                 throw PlaylistParseError(.invalidEncoding, line: lineNumber, "carriage return inside a line (§4.1)")
             }
             if highBit { try validateUTF8(lineStart..<contentEnd) }
+            if tab { try checkTabs(lineStart..<contentEnd) }
             if lineNumber == 1 {
-                guard bytes[lineStart..<contentEnd].elementsEqual(Self.extm3u) else {
+                guard equals(lineStart..<contentEnd, Self.extm3u) else {
                     throw PlaylistParseError(.missingHeader, line: 1, "the first line MUST be #EXTM3U (§4.4.1.1)")
                 }
             } else if contentEnd > lineStart {
@@ -99,8 +120,21 @@ struct ParserState {
         }
     }
 
+    /// A TAB is allowed only inside a quoted-string (RECENTLY-REMOVED-DATERANGES separates IDs with
+    /// tabs, §4.4.5.2); anywhere else it is a control character (§4.1).
+    private func checkTabs(_ range: Range<Int>) throws(PlaylistParseError) {
+        var quoted = false
+        for index in range {
+            let c = bytes[index]
+            if c == UInt8(ascii: "\"") {
+                quoted.toggle()
+            } else if c == 9 && !quoted {
+                throw PlaylistParseError(.invalidEncoding, line: lineNumber, "TAB outside a quoted-string (§4.1)")
+            }
+        }
+    }
+
     private static let extm3u: [UInt8] = Array("#EXTM3U".utf8)
-    private static let extPrefix: [UInt8] = Array("#EXT".utf8)
 
     private mutating func line(_ range: Range<Int>) throws(PlaylistParseError) {
         let first = bytes[range.lowerBound]
@@ -112,7 +146,10 @@ struct ParserState {
             try uri(range)
             return
         }
-        guard range.count >= 4, bytes[range.lowerBound..<range.lowerBound + 4].elementsEqual(Self.extPrefix) else {
+        let base = range.lowerBound
+        guard range.count >= 4, bytes[base + 1] == UInt8(ascii: "E"), bytes[base + 2] == UInt8(ascii: "X"),
+            bytes[base + 3] == UInt8(ascii: "T")
+        else {
             // A comment: kept so that nothing is lost.
             try unknown(range)
             return
@@ -126,106 +163,111 @@ struct ParserState {
 
     // MARK: Tags
 
-    private func text(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+    @inline(__always)
+    private func text(_ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
 
-    private func name(_ range: Range<Int>) -> String { text(range) }
+    @inline(__always)
+    private func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[range]) }
 
-    // Byte forms of the hot-path tag names, compared without allocating a String.
-    private static let extinf: [UInt8] = Array("EXTINF".utf8)
-    private static let pdt: [UInt8] = Array("EXT-X-PROGRAM-DATE-TIME".utf8)
-    private static let byterange: [UInt8] = Array("EXT-X-BYTERANGE".utf8)
+    @inline(__always)
+    private func equals(_ range: Range<Int>, _ expected: [UInt8]) -> Bool {
+        guard range.count == expected.count else { return false }
+        return expected.withUnsafeBufferPointer { e in
+            memcmpEqual(bytes.baseAddress! + range.lowerBound, e.baseAddress!, range.count)
+        }
+    }
+
 
     private mutating func tag(_ nameRange: Range<Int>, _ valueRange: Range<Int>?, whole: Range<Int>) throws(PlaylistParseError) {
-        let nameBytes = bytes[nameRange]
-        if nameBytes.elementsEqual(Self.extinf) {
-            try extinf(valueRange)
+        guard let known = KnownTag.lookup(slice(nameRange)) else {
+            try unknown(whole)
             return
         }
-        if nameBytes.elementsEqual(Self.pdt) {
-            try segmentTag("EXT-X-PROGRAM-DATE-TIME")
-            guard pending.programDateTime == nil else { throw duplicate("EXT-X-PROGRAM-DATE-TIME", "for one segment") }
-            guard let valueRange, let date = ProgramDateTime.parse(bytes[valueRange]) else {
-                throw invalid("EXT-X-PROGRAM-DATE-TIME", "needs an ISO 8601 date with time, e.g. 2026-11-21T17:36:00.000Z", valueRange)
+        let tagName = known.rawValue
+        switch known {
+        case .extinf:
+            try extinf(valueRange)
+        case .programDateTime:
+            try segmentTag(tagName)
+            guard pending.programDateTime == nil else { throw duplicate(tagName, "for one segment") }
+            guard let valueRange, let date = ProgramDateTime.parse(slice(valueRange)) else {
+                throw invalid(tagName, "needs an ISO 8601 date with time, e.g. 2026-11-21T17:36:00.000Z", valueRange)
             }
             pending.programDateTime = date
-            return
-        }
-        if nameBytes.elementsEqual(Self.byterange) {
-            try segmentTag("EXT-X-BYTERANGE")
-            guard pendingByteRange == nil else { throw duplicate("EXT-X-BYTERANGE", "for one segment") }
-            guard let valueRange, let range = ByteRange(text(valueRange)) else {
-                throw invalid("EXT-X-BYTERANGE", "must be <n>[@<o>] decimal-integers", valueRange)
+        case .byteRange:
+            try segmentTag(tagName)
+            guard pendingByteRange == nil else { throw duplicate(tagName, "for one segment") }
+            guard let valueRange, let range = ByteRange(parsing: slice(valueRange)) else {
+                throw invalid(tagName, "must be <n>[@<o>] decimal-integers", valueRange)
             }
             pendingByteRange = (range, lineNumber)
-            return
-        }
-        let tagName = name(nameRange)
-        switch tagName {
         // Basic / shared
-        case "EXTM3U":
+        case .extm3u:
             throw PlaylistParseError(.duplicateTag, line: lineNumber, "#EXTM3U appears again")
-        case "EXT-X-VERSION":
+        case .version:
             guard version == nil else { throw duplicate(tagName) }
             guard let valueRange, let v = UInt64.strictDecimal(text(valueRange)), v >= 1, v <= 1000 else {
                 throw invalid(tagName, "must be a decimal-integer ≥ 1", valueRange)
             }
             version = Int(v)
             map.tags[tagName] = lineNumber
-        case "EXT-X-INDEPENDENT-SEGMENTS":
+        case .independentSegments:
             try noValue(tagName, valueRange)
             guard !independentSegments else { throw duplicate(tagName) }
             independentSegments = true
             map.tags[tagName] = lineNumber
-        case "EXT-X-START":
+        case .start:
             guard start == nil else { throw duplicate(tagName) }
             start = try attributeTag(StartPoint.self, valueRange)
             map.tags[tagName] = lineNumber
-        case "EXT-X-DEFINE":
+        case .define:
             definitions.append(try attributeTag(VariableDefinition.self, valueRange))
 
         // Media playlist tags
-        case "EXT-X-TARGETDURATION":
+        case .targetDuration:
             try headerTag(tagName)
             guard targetDuration == nil else { throw duplicate(tagName) }
             guard let valueRange, let v = UInt64.strictDecimal(text(valueRange)), v >= 1, v <= 86_400 else {
                 throw invalid(tagName, "must be a decimal-integer number of seconds ≥ 1 (§4.4.3.1)", valueRange)
             }
             targetDuration = Int(v)
-        case "EXT-X-MEDIA-SEQUENCE":
+        case .mediaSequence:
             try headerTag(tagName)
             guard media.mediaSequence == nil else { throw duplicate(tagName) }
             media.mediaSequence = try integer(tagName, valueRange)
-        case "EXT-X-DISCONTINUITY-SEQUENCE":
+        case .discontinuitySequence:
             try headerTag(tagName)
             guard media.discontinuitySequence == nil else { throw duplicate(tagName) }
             media.discontinuitySequence = try integer(tagName, valueRange)
-        case "EXT-X-PLAYLIST-TYPE":
+        case .playlistType:
             try headerTag(tagName)
             guard media.playlistType == nil else { throw duplicate(tagName) }
             guard let valueRange, let type = PlaylistType(rawValue: text(valueRange)) else {
                 throw invalid(tagName, "must be EVENT or VOD (§4.4.3.5)", valueRange)
             }
             media.playlistType = type
-        case "EXT-X-I-FRAMES-ONLY":
+        case .iFramesOnly:
             try headerTag(tagName)
             try noValue(tagName, valueRange)
             guard !media.iFramesOnly else { throw duplicate(tagName) }
             media.iFramesOnly = true
-        case "EXT-X-PART-INF":
+        case .partInf:
             try headerTag(tagName)
             guard media.partInformation == nil else { throw duplicate(tagName) }
             media.partInformation = try attributeTag(PartInformation.self, valueRange)
-        case "EXT-X-SERVER-CONTROL":
+        case .serverControl:
             try headerTag(tagName)
             guard media.serverControl == nil else { throw duplicate(tagName) }
             media.serverControl = try attributeTag(ServerControl.self, valueRange)
-        case "EXT-X-ENDLIST":
+        case .endList:
             try kindIs(.media, tagName)
             try noValue(tagName, valueRange)
             guard !media.endList else { throw duplicate(tagName) }
             media.endList = true
             map.tags[tagName] = lineNumber
-        case "EXT-X-SKIP":
+        case .skip:
             try kindIs(.media, tagName)
             guard media.skip == nil else { throw duplicate(tagName) }
             guard media.segments.isEmpty, pendingEXTINF == nil else {
@@ -233,46 +275,46 @@ struct ParserState {
             }
             media.skip = try attributeTag(Skip.self, valueRange)
             map.tags[tagName] = lineNumber
-        case "EXT-X-PRELOAD-HINT":
+        case .preloadHint:
             try kindIs(.media, tagName)
             media.preloadHints.append(try attributeTag(PreloadHint.self, valueRange))
-        case "EXT-X-RENDITION-REPORT":
+        case .renditionReport:
             try kindIs(.media, tagName)
             media.renditionReports.append(try attributeTag(RenditionReport.self, valueRange))
 
         // Media segment tags
-        case "EXT-X-DISCONTINUITY":
+        case .discontinuity:
             try segmentTag(tagName)
             try noValue(tagName, valueRange)
             guard !pending.discontinuity else { throw duplicate(tagName, "for one segment") }
             pending.discontinuity = true
-        case "EXT-X-KEY":
+        case .key:
             try segmentTag(tagName)
             pending.keys.append(try attributeTag(Key.self, valueRange))
-        case "EXT-X-MAP":
+        case .map:
             try segmentTag(tagName)
             guard pending.map == nil else { throw duplicate(tagName, "for one segment") }
             pending.map = try attributeTag(MediaInitializationSection.self, valueRange)
-        case "EXT-X-DATERANGE":
+        case .dateRange:
             try segmentTag(tagName)
             let range = try attributeTag(DateRange.self, valueRange)
             if map.dateRanges[range.id] == nil { map.dateRanges[range.id] = lineNumber }
             pending.dateRanges.append(range)
-        case "EXT-X-GAP":
+        case .gap:
             try segmentTag(tagName)
             try noValue(tagName, valueRange)
             guard !pending.gap else { throw duplicate(tagName, "for one segment") }
             pending.gap = true
-        case "EXT-X-BITRATE":
+        case .bitrate:
             try segmentTag(tagName)
             guard pending.bitrate == nil else { throw duplicate(tagName, "for one segment") }
             pending.bitrate = try integer(tagName, valueRange)
-        case "EXT-X-PART":
+        case .part:
             try segmentTag(tagName)
             pending.parts.append(try attributeTag(PartialSegment.self, valueRange))
 
         // De-facto ad markers
-        case AdMarker.cueOutTag:
+        case .cueOut:
             try segmentTag(tagName)
             let marker = CueOut(value: valueRange.map(text))
             if let value = marker.value, marker.syntax == .attributes {
@@ -283,63 +325,61 @@ struct ParserState {
                 }
             }
             pending.adMarkers.append(.cueOut(marker))
-        case AdMarker.cueOutContinuationTag:
+        case .cueOutCont:
             try segmentTag(tagName)
             guard let valueRange else { throw invalid(tagName, "needs <elapsed>/<duration> or ElapsedTime=…,Duration=…", nil) }
             let marker = CueOutContinuation(value: text(valueRange))
-            guard marker.elapsed != nil || marker.duration != nil || marker.scte35Base64 != nil else {
+            let parts = marker.parts
+            guard parts.elapsed != nil || parts.duration != nil || parts.scte35 != nil else {
                 throw invalid(tagName, "needs <elapsed>/<duration> or ElapsedTime=…,Duration=…", valueRange)
             }
             pending.adMarkers.append(.cueOutContinuation(marker))
-        case AdMarker.cueInTag:
+        case .cueIn:
             try segmentTag(tagName)
             pending.adMarkers.append(.cueIn(value: valueRange.map(text)))
-        case AdMarker.oatclsTag:
+        case .oatcls:
             try segmentTag(tagName)
-            guard let valueRange, Self.isBase64(bytes[valueRange]) else {
+            guard let valueRange, Self.isBase64(slice(valueRange)) else {
                 throw invalid(tagName, "must be a base64 splice_info_section", valueRange)
             }
             pending.adMarkers.append(.oatclsSCTE35(base64: text(valueRange)))
-        case AdMarker.scte35Tag:
+        case .scte35:
             try segmentTag(tagName)
             guard let valueRange else { throw invalid(tagName, "needs an attribute list (CUE=\"…\")", nil) }
             do throws(AttributeListParser.Failure) {
-                let list = try AttributeListParser.parse(bytes, valueRange, strictNames: false, maxAttributes: limits.maxAttributes)
+                let list = try AttributeListParser.parse(slice(valueRange), strictNames: false, maxAttributes: limits.maxAttributes)
                 pending.adMarkers.append(.scte35(list))
             } catch {
                 throw attributeFailure(tagName, error)
             }
-        case AdMarker.assetTag:
+        case .asset:
             try segmentTag(tagName)
             guard let valueRange else { throw invalid(tagName, "needs KEY=value pairs", nil) }
             pending.adMarkers.append(.asset(value: text(valueRange)))
 
         // Multivariant tags
-        case "EXT-X-MEDIA":
+        case .media:
             try kindIs(.multivariant, tagName)
             multivariant.renditions.append(try attributeTag(Rendition.self, valueRange))
             map.renditions.append(lineNumber)
             try checkCount(multivariant.renditions.count + multivariant.variants.count)
-        case "EXT-X-STREAM-INF":
+        case .streamInf:
             try kindIs(.multivariant, tagName)
             if let pendingVariant { throw missingVariantURI(pendingVariant.line) }
             pendingVariant = (try attributeTag(VariantStream.self, valueRange), lineNumber)
-        case "EXT-X-I-FRAME-STREAM-INF":
+        case .iFrameStreamInf:
             try kindIs(.multivariant, tagName)
             multivariant.iFrameVariants.append(try attributeTag(IFrameVariantStream.self, valueRange))
-        case "EXT-X-SESSION-DATA":
+        case .sessionData:
             try kindIs(.multivariant, tagName)
             multivariant.sessionData.append(try attributeTag(SessionData.self, valueRange))
-        case "EXT-X-SESSION-KEY":
+        case .sessionKey:
             try kindIs(.multivariant, tagName)
             multivariant.sessionKeys.append(try attributeTag(SessionKey.self, valueRange))
-        case "EXT-X-CONTENT-STEERING":
+        case .contentSteering:
             try kindIs(.multivariant, tagName)
             guard multivariant.contentSteering == nil else { throw duplicate(tagName) }
             multivariant.contentSteering = try attributeTag(ContentSteering.self, valueRange)
-
-        default:
-            try unknown(whole)
         }
     }
 
@@ -364,7 +404,7 @@ struct ParserState {
         guard let valueRange else { throw invalid("EXTINF", "needs <duration>,[<title>]", nil) }
         var comma = valueRange.lowerBound
         while comma < valueRange.upperBound, bytes[comma] != UInt8(ascii: ",") { comma += 1 }
-        guard let micros = HLSDuration.parse(utf8: bytes[valueRange.lowerBound..<comma], allowNegative: false) else {
+        guard let micros = HLSDuration.parse(buffer: slice(valueRange.lowerBound..<comma), allowNegative: false) else {
             throw invalid("EXTINF", "duration must be a non-negative decimal number of seconds", valueRange)
         }
         let title = comma + 1 < valueRange.upperBound ? text((comma + 1)..<valueRange.upperBound) : ""
@@ -391,10 +431,9 @@ struct ParserState {
             segmentPhase = true
             var segment = MediaSegment(uri: text(range), duration: extinf.duration, title: extinf.title)
             segment.byteRange = pendingByteRange?.range
-            segment.tags = pending
-            media.segments.append(segment)
+            swap(&segment.tags, &pending)  // leaves `pending` empty without copying the tags
+            media.segments.append(consume segment)
             map.segments.append((pendingFirstLine == 0 ? extinf.line : pendingFirstLine, extinf.line, lineNumber))
-            pending = SegmentTags()
             pendingTagCount = 0
             pendingFirstLine = 0
             pendingEXTINF = nil
@@ -447,10 +486,13 @@ struct ParserState {
         }
     }
 
+    @inline(__always)
     private func checkCount(_ count: Int) throws(PlaylistParseError) {
-        if count > limits.maxSegments {
-            throw PlaylistParseError(.limitExceeded, line: lineNumber, "more than \(limits.maxSegments) entries")
-        }
+        if count > limits.maxSegments { throw tooMany() }
+    }
+
+    private func tooMany() -> PlaylistParseError {
+        PlaylistParseError(.limitExceeded, line: lineNumber, "more than \(limits.maxSegments) entries")
     }
 
     // MARK: Values
@@ -461,7 +503,7 @@ struct ParserState {
         }
         let list: AttributeList
         do throws(AttributeListParser.Failure) {
-            list = try AttributeListParser.parse(bytes, valueRange, strictNames: true, maxAttributes: limits.maxAttributes)
+            list = try AttributeListParser.parse(slice(valueRange), strictNames: true, maxAttributes: limits.maxAttributes)
         } catch {
             throw attributeFailure(T.tagName, error)
         }
@@ -530,7 +572,7 @@ struct ParserState {
         PlaylistParseError(.missingVariantURI, line: line, "EXT-X-STREAM-INF is not followed by a URI line (§4.4.6.2)")
     }
 
-    private static func isBase64(_ b: ArraySlice<UInt8>) -> Bool {
+    private static func isBase64(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
         !b.isEmpty
             && b.allSatisfy { c in
                 (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 43 || c == 47 || c == 61

@@ -60,9 +60,13 @@ public struct PlaylistParser: Sendable {
         guard bytes.count <= limits.maxBytes else {
             throw PlaylistParseError(.limitExceeded, line: 1, "playlist is \(bytes.count) bytes, limit is \(limits.maxBytes)")
         }
-        var state = ParserState(bytes: bytes, limits: limits)
-        try state.run()
-        return try state.finish()
+        let limits = self.limits
+        return try bytes.withUnsafeBufferPointer {
+            (buffer) throws(PlaylistParseError) -> (playlist: Playlist, sourceMap: SourceMap) in
+            var state = ParserState(bytes: buffer, limits: limits)
+            try state.run()
+            return try state.finish()
+        }
     }
 }
 

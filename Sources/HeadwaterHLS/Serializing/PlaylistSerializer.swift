@@ -17,17 +17,51 @@ public enum PlaylistSerializer {
     }
 
     public static func serialize(_ playlist: MediaPlaylist) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(256 + playlist.segments.count * 64)
-        write(playlist, into: &out)
-        return out
+        var out = ByteWriter(capacity: 256 + playlist.segments.count * 96)
+        write(playlist, to: &out)
+        return out.finish()
     }
 
     public static func serialize(_ playlist: MultivariantPlaylist) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(256 + playlist.variants.count * 160)
-        write(playlist, into: &out)
-        return out
+        var out = ByteWriter(capacity: 256 + playlist.variants.count * 200)
+        write(playlist, to: &out)
+        return out.finish()
+    }
+
+    /// Appends the canonical text of `playlist` to `bytes`.
+    public static func write(_ playlist: MediaPlaylist, into bytes: inout [UInt8]) {
+        var out = ByteWriter(capacity: 256 + playlist.segments.count * 96)
+        write(playlist, to: &out)
+        out.finish(appendingTo: &bytes)
+    }
+
+    /// Appends the canonical text of `playlist` to `bytes`.
+    public static func write(_ playlist: MultivariantPlaylist, into bytes: inout [UInt8]) {
+        var out = ByteWriter(capacity: 256 + playlist.variants.count * 200)
+        write(playlist, to: &out)
+        out.finish(appendingTo: &bytes)
+    }
+
+    /// Appends one segment (its tags, EXTINF, BYTERANGE and URI) to `bytes`. The origin's renderers
+    /// use this to precompute segment text once and splice it into many playlists.
+    public static func writeSegment(_ segment: MediaSegment, integerDurations: Bool = false, into bytes: inout [UInt8]) {
+        var out = ByteWriter(capacity: 128)
+        writeSegment(segment, integerDurations: integerDurations, to: &out)
+        out.finish(appendingTo: &bytes)
+    }
+
+    /// Appends `#TAG:attributes` and a newline, for any attribute-list tag, to `bytes`.
+    public static func writeTag<T: AttributeListTag>(_ tag: T, into bytes: inout [UInt8]) {
+        var out = ByteWriter(capacity: 128)
+        writeTag(tag, to: &out)
+        out.finish(appendingTo: &bytes)
+    }
+
+    /// Appends the attribute list as written in a tag (`A=1,B="x"`) to `bytes`.
+    public static func writeAttributes(_ list: AttributeList, into bytes: inout [UInt8]) {
+        var out = ByteWriter(capacity: 128)
+        writeAttributes(list, to: &out)
+        out.finish(appendingTo: &bytes)
     }
 
     /// The canonical text of a playlist.
@@ -39,183 +73,180 @@ public enum PlaylistSerializer {
 
     // MARK: Media playlist
 
-    public static func write(_ p: MediaPlaylist, into out: inout [UInt8]) {
-        out.append(contentsOf: "#EXTM3U\n".utf8)
-        writeCommonHeader(version: p.version, independent: p.independentSegments, start: p.start, definitions: p.definitions, into: &out)
-        out.append(contentsOf: "#EXT-X-TARGETDURATION:".utf8)
-        DecimalWriter.write(UInt64(max(0, p.targetDuration)), into: &out)
+    static func write(_ p: MediaPlaylist, to out: inout ByteWriter) {
+        out.append("#EXTM3U\n" as StaticString)
+        writeCommonHeader(version: p.version, independent: p.independentSegments, start: p.start, definitions: p.definitions, to: &out)
+        out.append("#EXT-X-TARGETDURATION:" as StaticString)
+        out.appendDecimal(UInt64(max(0, p.targetDuration)))
         out.append(10)
         if let ms = p.mediaSequence {
-            out.append(contentsOf: "#EXT-X-MEDIA-SEQUENCE:".utf8)
-            DecimalWriter.write(ms, into: &out)
+            out.append("#EXT-X-MEDIA-SEQUENCE:" as StaticString)
+            out.appendDecimal(ms)
             out.append(10)
         }
         if let ds = p.discontinuitySequence {
-            out.append(contentsOf: "#EXT-X-DISCONTINUITY-SEQUENCE:".utf8)
-            DecimalWriter.write(ds, into: &out)
+            out.append("#EXT-X-DISCONTINUITY-SEQUENCE:" as StaticString)
+            out.appendDecimal(ds)
             out.append(10)
         }
         if let type = p.playlistType {
-            out.append(contentsOf: "#EXT-X-PLAYLIST-TYPE:".utf8)
-            out.append(contentsOf: type.rawValue.utf8)
+            out.append("#EXT-X-PLAYLIST-TYPE:" as StaticString)
+            out.append(type.rawValue)
             out.append(10)
         }
-        if p.iFramesOnly { out.append(contentsOf: "#EXT-X-I-FRAMES-ONLY\n".utf8) }
-        if let partInformation = p.partInformation { writeTag(partInformation, into: &out) }
-        if let serverControl = p.serverControl { writeTag(serverControl, into: &out) }
-        for tag in p.headerUnknownTags { writeUnknown(tag, into: &out) }
-        if let skip = p.skip { writeTag(skip, into: &out) }
+        if p.iFramesOnly { out.append("#EXT-X-I-FRAMES-ONLY\n" as StaticString) }
+        if let partInformation = p.partInformation { writeTag(partInformation, to: &out) }
+        if let serverControl = p.serverControl { writeTag(serverControl, to: &out) }
+        for tag in p.headerUnknownTags { writeUnknown(tag, to: &out) }
+        if let skip = p.skip { writeTag(skip, to: &out) }
         let integerDurations = (p.version ?? 3) < 3
         for segment in p.segments {
-            writeSegment(segment, integerDurations: integerDurations, into: &out)
+            writeSegment(segment, integerDurations: integerDurations, to: &out)
         }
-        writeSegmentTags(p.trailingTags, into: &out)
-        for hint in p.preloadHints { writeTag(hint, into: &out) }
-        for report in p.renditionReports { writeTag(report, into: &out) }
-        if p.endList { out.append(contentsOf: "#EXT-X-ENDLIST\n".utf8) }
+        writeSegmentTags(p.trailingTags, to: &out)
+        for hint in p.preloadHints { writeTag(hint, to: &out) }
+        for report in p.renditionReports { writeTag(report, to: &out) }
+        if p.endList { out.append("#EXT-X-ENDLIST\n" as StaticString) }
     }
 
-    /// Writes one segment: its tags, EXTINF, BYTERANGE and URI. The origin's renderers use this to
-    /// precompute segment text once and splice it into many playlists.
-    public static func writeSegment(_ segment: MediaSegment, integerDurations: Bool = false, into out: inout [UInt8]) {
-        if !segment.tags.isEmpty { writeSegmentTags(segment.tags, into: &out) }
-        out.append(contentsOf: "#EXTINF:".utf8)
+    static func writeSegment(_ segment: MediaSegment, integerDurations: Bool = false, to out: inout ByteWriter) {
+        if !segment.tags.isEmpty { writeSegmentTags(segment.tags, to: &out) }
+        out.append("#EXTINF:" as StaticString)
         if integerDurations {
-            segment.duration.writeInteger(into: &out)
+            segment.duration.writeInteger(to: &out)
         } else {
-            segment.duration.write(into: &out)
+            segment.duration.write(to: &out)
         }
         out.append(UInt8(ascii: ","))
-        out.append(contentsOf: segment.title.utf8)
+        out.append(segment.title)
         out.append(10)
         if let range = segment.byteRange {
-            out.append(contentsOf: "#EXT-X-BYTERANGE:".utf8)
-            range.write(into: &out)
+            out.append("#EXT-X-BYTERANGE:" as StaticString)
+            range.write(to: &out)
             out.append(10)
         }
-        out.append(contentsOf: segment.uri.utf8)
+        out.append(segment.uri)
         out.append(10)
     }
 
-    static func writeSegmentTags(_ t: SegmentTags, into out: inout [UInt8]) {
-        if t.discontinuity { out.append(contentsOf: "#EXT-X-DISCONTINUITY\n".utf8) }
-        for key in t.keys { writeTag(key, into: &out) }
-        if let map = t.map { writeTag(map, into: &out) }
+    static func writeSegmentTags(_ t: SegmentTags, to out: inout ByteWriter) {
+        if t.discontinuity { out.append("#EXT-X-DISCONTINUITY\n" as StaticString) }
+        for key in t.keys { writeTag(key, to: &out) }
+        if let map = t.map { writeTag(map, to: &out) }
         if let date = t.programDateTime {
-            out.append(contentsOf: "#EXT-X-PROGRAM-DATE-TIME:".utf8)
-            date.write(into: &out)
+            out.append("#EXT-X-PROGRAM-DATE-TIME:" as StaticString)
+            date.write(to: &out)
             out.append(10)
         }
-        for range in t.dateRanges { writeTag(range, into: &out) }
-        for marker in t.adMarkers { writeAdMarker(marker, into: &out) }
-        for tag in t.unknownTags { writeUnknown(tag, into: &out) }
-        if t.gap { out.append(contentsOf: "#EXT-X-GAP\n".utf8) }
+        for range in t.dateRanges { writeTag(range, to: &out) }
+        for marker in t.adMarkers { writeAdMarker(marker, to: &out) }
+        for tag in t.unknownTags { writeUnknown(tag, to: &out) }
+        if t.gap { out.append("#EXT-X-GAP\n" as StaticString) }
         if let bitrate = t.bitrate {
-            out.append(contentsOf: "#EXT-X-BITRATE:".utf8)
-            DecimalWriter.write(bitrate, into: &out)
+            out.append("#EXT-X-BITRATE:" as StaticString)
+            out.appendDecimal(bitrate)
             out.append(10)
         }
-        for part in t.parts { writeTag(part, into: &out) }
+        for part in t.parts { writeTag(part, to: &out) }
     }
 
-    static func writeAdMarker(_ marker: AdMarker, into out: inout [UInt8]) {
+    static func writeAdMarker(_ marker: AdMarker, to out: inout ByteWriter) {
         out.append(UInt8(ascii: "#"))
         switch marker {
         case .cueOut(let cue):
-            out.append(contentsOf: AdMarker.cueOutTag.utf8)
+            out.append(AdMarker.cueOutTag)
             if let value = cue.value {
                 out.append(UInt8(ascii: ":"))
-                out.append(contentsOf: value.utf8)
+                out.append(value)
             }
         case .cueOutContinuation(let cont):
-            out.append(contentsOf: AdMarker.cueOutContinuationTag.utf8)
+            out.append(AdMarker.cueOutContinuationTag)
             out.append(UInt8(ascii: ":"))
-            out.append(contentsOf: cont.value.utf8)
+            out.append(cont.value)
         case .cueIn(let value):
-            out.append(contentsOf: AdMarker.cueInTag.utf8)
+            out.append(AdMarker.cueInTag)
             if let value {
                 out.append(UInt8(ascii: ":"))
-                out.append(contentsOf: value.utf8)
+                out.append(value)
             }
         case .oatclsSCTE35(let base64):
-            out.append(contentsOf: AdMarker.oatclsTag.utf8)
+            out.append(AdMarker.oatclsTag)
             out.append(UInt8(ascii: ":"))
-            out.append(contentsOf: base64.utf8)
+            out.append(base64)
         case .scte35(let list):
-            out.append(contentsOf: AdMarker.scte35Tag.utf8)
+            out.append(AdMarker.scte35Tag)
             out.append(UInt8(ascii: ":"))
-            writeAttributes(list, into: &out)
+            writeAttributes(list, to: &out)
         case .asset(let value):
-            out.append(contentsOf: AdMarker.assetTag.utf8)
+            out.append(AdMarker.assetTag)
             out.append(UInt8(ascii: ":"))
-            out.append(contentsOf: value.utf8)
+            out.append(value)
         }
         out.append(10)
     }
 
     // MARK: Multivariant playlist
 
-    public static func write(_ p: MultivariantPlaylist, into out: inout [UInt8]) {
-        out.append(contentsOf: "#EXTM3U\n".utf8)
-        writeCommonHeader(version: p.version, independent: p.independentSegments, start: p.start, definitions: p.definitions, into: &out)
-        for data in p.sessionData { writeTag(data, into: &out) }
-        for key in p.sessionKeys { writeTag(key, into: &out) }
-        if let steering = p.contentSteering { writeTag(steering, into: &out) }
-        for rendition in p.renditions { writeTag(rendition, into: &out) }
+    static func write(_ p: MultivariantPlaylist, to out: inout ByteWriter) {
+        out.append("#EXTM3U\n" as StaticString)
+        writeCommonHeader(version: p.version, independent: p.independentSegments, start: p.start, definitions: p.definitions, to: &out)
+        for data in p.sessionData { writeTag(data, to: &out) }
+        for key in p.sessionKeys { writeTag(key, to: &out) }
+        if let steering = p.contentSteering { writeTag(steering, to: &out) }
+        for rendition in p.renditions { writeTag(rendition, to: &out) }
         for variant in p.variants {
-            writeTag(variant, into: &out)
-            out.append(contentsOf: variant.uri.utf8)
+            writeTag(variant, to: &out)
+            out.append(variant.uri)
             out.append(10)
         }
-        for variant in p.iFrameVariants { writeTag(variant, into: &out) }
-        for tag in p.unknownTags { writeUnknown(tag, into: &out) }
+        for variant in p.iFrameVariants { writeTag(variant, to: &out) }
+        for tag in p.unknownTags { writeUnknown(tag, to: &out) }
     }
 
     // MARK: Pieces
 
     static func writeCommonHeader(
-        version: Int?, independent: Bool, start: StartPoint?, definitions: [VariableDefinition], into out: inout [UInt8]
+        version: Int?, independent: Bool, start: StartPoint?, definitions: [VariableDefinition], to out: inout ByteWriter
     ) {
         if let version {
-            out.append(contentsOf: "#EXT-X-VERSION:".utf8)
-            DecimalWriter.write(Int64(version), into: &out)
+            out.append("#EXT-X-VERSION:" as StaticString)
+            out.appendDecimal(UInt64(max(0, version)))
             out.append(10)
         }
-        if independent { out.append(contentsOf: "#EXT-X-INDEPENDENT-SEGMENTS\n".utf8) }
-        if let start { writeTag(start, into: &out) }
-        for definition in definitions { writeTag(definition, into: &out) }
+        if independent { out.append("#EXT-X-INDEPENDENT-SEGMENTS\n" as StaticString) }
+        if let start { writeTag(start, to: &out) }
+        for definition in definitions { writeTag(definition, to: &out) }
     }
 
-    /// Writes `#TAG:attributes\n` for any attribute-list tag.
-    public static func writeTag<T: AttributeListTag>(_ tag: T, into out: inout [UInt8]) {
+    static func writeTag<T: AttributeListTag>(_ tag: T, to out: inout ByteWriter) {
         out.append(UInt8(ascii: "#"))
-        out.append(contentsOf: T.tagName.utf8)
+        out.append(T.tagName)
         out.append(UInt8(ascii: ":"))
-        writeAttributes(tag.attributes, into: &out)
+        writeAttributes(tag.attributes, to: &out)
         out.append(10)
     }
 
-    public static func writeAttributes(_ list: AttributeList, into out: inout [UInt8]) {
+    static func writeAttributes(_ list: AttributeList, to out: inout ByteWriter) {
         var first = true
         for attribute in list.attributes {
             if !first { out.append(UInt8(ascii: ",")) }
             first = false
-            out.append(contentsOf: attribute.name.utf8)
+            out.append(attribute.name)
             out.append(UInt8(ascii: "="))
             switch attribute.value {
             case .quoted(let text):
                 out.append(UInt8(ascii: "\""))
-                out.append(contentsOf: text.utf8)
+                out.append(text)
                 out.append(UInt8(ascii: "\""))
             case .token(let text):
-                out.append(contentsOf: text.utf8)
+                out.append(text)
             }
         }
     }
 
-    static func writeUnknown(_ tag: UnknownTag, into out: inout [UInt8]) {
+    static func writeUnknown(_ tag: UnknownTag, to out: inout ByteWriter) {
         out.append(UInt8(ascii: "#"))
-        out.append(contentsOf: tag.text.utf8)
+        out.append(tag.text)
         out.append(10)
     }
 }

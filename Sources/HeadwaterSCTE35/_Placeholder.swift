@@ -1,1 +1,0 @@
-// Temporary placeholder (owned by the lead; delete once the module has files).

@@ -1,0 +1,84 @@
+import HeadwaterSCTE35
+import Testing
+
+/// SplitMix64 (Steele, Lea & Flood 2014): a tiny deterministic generator, so a failure names a
+/// reproducible iteration.
+struct SplitMix64 {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+
+    mutating func byte() -> UInt8 { UInt8(truncatingIfNeeded: next()) }
+}
+
+/// Seeded random mutations of every vector: decoding must throw or succeed, never trap, and
+/// whatever decodes must re-encode to the same bytes and decode again to an equal value.
+@Suite("Random mutations")
+struct FuzzTests {
+    static let seed: UInt64 = 0x5C7E_35F0_0D15_EA5E
+    static let iterations = 20_000
+
+    @Test func randomMutationsNeverTrapAndRoundTrip() {
+        var random = SplitMix64(seed: Self.seed)
+        let corpus = Vectors.all + Vectors.badCRC
+        var decoded = 0
+        for iteration in 0..<Self.iterations {
+            var bytes = corpus[random.below(corpus.count)].bytes
+            for _ in 0..<(1 + random.below(4)) {
+                switch random.below(4) {
+                case 0 where !bytes.isEmpty:
+                    bytes[random.below(bytes.count)] = random.byte()
+                case 1 where !bytes.isEmpty:
+                    bytes[random.below(bytes.count)] ^= 1 << UInt8(random.below(8))
+                case 2:
+                    bytes.insert(random.byte(), at: random.below(bytes.count + 1))
+                case 3 where !bytes.isEmpty:
+                    bytes.remove(at: random.below(bytes.count))
+                default:
+                    break
+                }
+            }
+            // Mostly repair section_length and CRC_32 so that mutations reach the structural parser.
+            if random.below(4) != 0 { bytes = repaired(bytes) }
+            if check(bytes, iteration: iteration) { decoded += 1 }
+        }
+        // The corpus and the repair step must exercise the success path too, not just errors.
+        #expect(decoded > Self.iterations / 10)
+    }
+
+    /// Returns whether `bytes` decoded (with CRC verification off).
+    private func check(_ bytes: [UInt8], iteration: Int) -> Bool {
+        let strict = try? SpliceInfoSection(bytes: bytes)
+        let section: SpliceInfoSection
+        do {
+            section = try SpliceInfoSection(bytes: bytes, verifyCRC: false)
+        } catch {
+            #expect(strict == nil, "iteration \(iteration): decodes only with CRC verification")
+            return false
+        }
+        if let strict { #expect(strict == section, "iteration \(iteration)") }
+        do {
+            let encoded = try section.encoded()
+            #expect(try SpliceInfoSection(bytes: encoded) == section, "iteration \(iteration)")
+            // Lossless: only CRC_32 and a legacy splice_command_length of 0xFFF are rewritten.
+            let encrypted = bytes[4] & 0x80 != 0
+            let legacyLength = bytes[11] & 0x0F == 0x0F && bytes[12] == 0xFF
+            if encrypted || !legacyLength {
+                #expect(Array(encoded.dropLast(4)) == Array(bytes.dropLast(4)), "iteration \(iteration)")
+            }
+        } catch {
+            Issue.record("iteration \(iteration): decoded section does not re-encode: \(error)")
+        }
+        return true
+    }
+}
