@@ -128,7 +128,8 @@ struct ParserState {
             let c = bytes[index]
             if c == UInt8(ascii: "\"") {
                 quoted.toggle()
-            } else if c == 9 && !quoted {
+            } else if c == 9 && !quoted && index != range.lowerBound && index != range.upperBound - 1 {
+                // (Leading and trailing tabs are reported as unexpected whitespace instead.)
                 throw PlaylistParseError(.invalidEncoding, line: lineNumber, "TAB outside a quoted-string (§4.1)")
             }
         }
