@@ -19,11 +19,50 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // Pure libraries: no I/O, no NIO, no Foundation.
         .target(name: "HeadwaterHLS", swiftSettings: swiftSettings),
         .target(name: "HeadwaterSCTE35", swiftSettings: swiftSettings),
+        /// Probes media segments (MPEG-TS, ADTS): codecs, resolution, frame rate, timing, bit rate.
+        .target(name: "HeadwaterMedia", swiftSettings: swiftSettings),
+
+        // zlib, for compressing each playlist version once (system library, zlib1g-dev).
+        .systemLibrary(name: "CHeadwaterZlib", providers: [.apt(["zlib1g-dev"])]),
+
+        /// Channels, live windows, sources (loop, push), segment store, configuration, clock.
+        .target(
+            name: "HeadwaterCore",
+            dependencies: [
+                "HeadwaterHLS",
+                "HeadwaterSCTE35",
+                "HeadwaterMedia",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        /// The HTTP/1.1 origin on SwiftNIO: routing, ranges, conditional requests, gzip, caching.
+        .target(
+            name: "HeadwaterHTTP",
+            dependencies: [
+                "HeadwaterCore",
+                "CHeadwaterZlib",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
 
         // Command-line front end: the only composition root.
         .executableTarget(
@@ -31,10 +70,15 @@ let package = Package(
             dependencies: [
                 "HeadwaterHLS",
                 "HeadwaterSCTE35",
+                "HeadwaterCore",
+                "HeadwaterHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
+
         // Benchmarks (not tests): `swift run -c release headwater-bench`.
         .target(name: "CHeadwaterAllocationCounter"),
         .executableTarget(
@@ -47,7 +91,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // Fuzz entry points (built only with -sanitize=fuzzer; see README "Fuzzing").
+        // Fuzz entry points (built only with -sanitize=fuzzer; see Sources/headwater-fuzz/README.md).
         .executableTarget(
             name: "headwater-fuzz",
             dependencies: ["HeadwaterHLS", "HeadwaterSCTE35"],
@@ -65,12 +109,31 @@ let package = Package(
         .testTarget(
             name: "HeadwaterHLSTests",
             dependencies: ["HeadwaterHLS", "HeadwaterTesting"],
-            resources: [.copy("Fixtures")],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HeadwaterSCTE35Tests",
             dependencies: ["HeadwaterSCTE35"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeadwaterMediaTests",
+            dependencies: ["HeadwaterMedia"],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeadwaterCoreTests",
+            dependencies: ["HeadwaterCore", "HeadwaterTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeadwaterHTTPTests",
+            dependencies: [
+                "HeadwaterHTTP",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
