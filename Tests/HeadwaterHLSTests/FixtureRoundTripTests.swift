@@ -63,6 +63,7 @@ struct InvalidFixture: Sendable, CustomTestStringConvertible {
             let trimmed = row.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
             let fields = row.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            if fields == ["file", "code", "line"] { return nil }  // the header row
             guard fields.count >= 3, let line = Int(fields[2].trimmingCharacters(in: .whitespaces)) else {
                 return InvalidFixture(fixture: Fixture(folder: "invalid", name: fields[0]), code: "<malformed manifest row: \(row)>", line: 0)
             }
