@@ -73,14 +73,19 @@ struct ProgramDateTimeTests {
         #expect(bytes == Array(text.utf8))
     }
 
-    /// Rounding the fourth fractional digit, or a leap second, can carry the last instant of 9999
-    /// into year 10000, which is written with five digits that the parser rejects.
+    /// Rounding the fourth fractional digit, or a leap second, could carry the last instant of 9999
+    /// into year 10000, which needs five digits; the parser rejects those, and every date it accepts
+    /// is written as text that parses back equal.
     @Test(
         "every date parsed from text is written as text that parses",
         arguments: ["9999-12-31T23:59:59.9995Z", "9999-12-31T23:59:60Z", "9999-12-31T23:59:59.999Z", "0000-01-01T00:00:00+00:01"]
     )
     func acceptedTextIsWritable(_ text: String) throws {
-        let date = try #require(ProgramDateTime(iso8601: text))
+        guard let date = ProgramDateTime(iso8601: text) else {
+            #expect(text.hasPrefix("9999-12-31T23:59:"), "only dates that roll into year 10000 are rejected")
+            #expect(text != "9999-12-31T23:59:59.999Z")
+            return
+        }
         #expect(ProgramDateTime(iso8601: date.description) == date, "\(text) → \(date.description)")
     }
 

@@ -30,7 +30,7 @@ struct SerializerTests {
                 ]))
     }
 
-    @Test("segment tags are written in the order of SegmentTags, then EXTINF, BYTERANGE and the URI")
+    @Test("segment tags are written in the order of SegmentTags, then EXTINF, BYTERANGE, unknown tags and the URI")
     func segmentTagOrder() throws {
         let input = lines([
             "#EXTM3U", "#EXT-X-TARGETDURATION:6", #"#EXT-X-PART:DURATION=1,URI="p.mp4""#, "#EXT-X-BITRATE:800", "#EXT-X-GAP",
@@ -43,8 +43,8 @@ struct SerializerTests {
                 == lines([
                     "#EXTM3U", "#EXT-X-TARGETDURATION:6", "#EXT-X-DISCONTINUITY", "#EXT-X-KEY:METHOD=NONE", #"#EXT-X-MAP:URI="i.mp4""#,
                     "#EXT-X-PROGRAM-DATE-TIME:2026-11-21T17:36:00.000Z", #"#EXT-X-DATERANGE:ID="d",START-DATE="2026-11-21T17:36:00Z""#,
-                    "#EXT-X-CUE-IN", "#EXT-X-CUE-OUT:30", "#EXT-X-VENDOR", "#EXT-X-GAP", "#EXT-X-BITRATE:800",
-                    #"#EXT-X-PART:DURATION=1,URI="p.mp4""#, "#EXTINF:6.000,t", "#EXT-X-BYTERANGE:100@0", "a.mp4",
+                    "#EXT-X-CUE-IN", "#EXT-X-CUE-OUT:30", "#EXT-X-GAP", "#EXT-X-BITRATE:800",
+                    #"#EXT-X-PART:DURATION=1,URI="p.mp4""#, "#EXTINF:6.000,t", "#EXT-X-BYTERANGE:100@0", "#EXT-X-VENDOR", "a.mp4",
                 ]))
     }
 
@@ -58,8 +58,8 @@ struct SerializerTests {
         #expect(
             try format(input)
                 == lines([
-                    "#EXTM3U", "#EXT-X-TARGETDURATION:2", "#EXTINF:2.000,", "a.mp4", "#EXT-X-VENDOR-LAST",
-                    #"#EXT-X-PART:DURATION=1,URI="a.0.mp4""#, #"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="a.1.mp4""#,
+                    "#EXTM3U", "#EXT-X-TARGETDURATION:2", "#EXTINF:2.000,", "a.mp4",
+                    #"#EXT-X-PART:DURATION=1,URI="a.0.mp4""#, "#EXT-X-VENDOR-LAST", #"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="a.1.mp4""#,
                     #"#EXT-X-RENDITION-REPORT:URI="b.m3u8",LAST-MSN=1"#, "#EXT-X-ENDLIST",
                 ]))
     }

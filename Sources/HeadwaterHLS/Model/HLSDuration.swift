@@ -69,7 +69,7 @@ public struct HLSDuration: Sendable, Hashable, Comparable, CustomStringConvertib
                     fractionDigits += 1
                 } else {
                     integerDigits += 1
-                    guard integerDigits <= 12 else { return nil }  // > 31,000 years: not a media duration
+                    guard integerDigits <= 13 else { return nil }
                     integer = integer * 10 + digit
                 }
             case UInt8(ascii: ".") where !seenDot:
@@ -87,6 +87,8 @@ public struct HLSDuration: Sendable, Hashable, Comparable, CustomStringConvertib
             digits += 1
         }
         var value = integer * 1_000_000 + scaled + (roundUp ? 1 : 0)
+        // At most 999,999,999,999.999999 s (31,000 years): whatever parses can be written and read back.
+        guard value < 1_000_000_000_000_000_000 else { return nil }
         if negative { value = -value }
         return value
     }
@@ -121,7 +123,13 @@ public struct HLSDuration: Sendable, Hashable, Comparable, CustomStringConvertib
         writer.appendPadded(fraction, width: digits)
     }
 
-    /// Writes the duration as a whole number of seconds (for playlists below version 3).
+    /// Appends the duration as a whole number of seconds, rounded half up (playlists below version 3).
+    public func writeInteger(into bytes: inout [UInt8]) {
+        var writer = ByteWriter(capacity: 24)
+        writeInteger(to: &writer)
+        writer.finish(appendingTo: &bytes)
+    }
+
     @inlinable
     func writeInteger(to writer: inout ByteWriter) {
         writer.appendDecimal(UInt64(max(0, roundedSeconds)))
@@ -129,18 +137,22 @@ public struct HLSDuration: Sendable, Hashable, Comparable, CustomStringConvertib
 
     @inlinable
     public static func < (lhs: HLSDuration, rhs: HLSDuration) -> Bool { lhs.microseconds < rhs.microseconds }
+    // Arithmetic saturates instead of trapping: durations come from untrusted playlists, and no real
+    // media time is anywhere near ±292,000 years.
     @inlinable
     public static func + (lhs: HLSDuration, rhs: HLSDuration) -> HLSDuration {
-        HLSDuration(microseconds: lhs.microseconds + rhs.microseconds)
+        let (sum, overflow) = lhs.microseconds.addingReportingOverflow(rhs.microseconds)
+        return HLSDuration(microseconds: overflow ? (rhs.microseconds > 0 ? .max : .min) : sum)
     }
     @inlinable
     public static func - (lhs: HLSDuration, rhs: HLSDuration) -> HLSDuration {
-        HLSDuration(microseconds: lhs.microseconds - rhs.microseconds)
+        let (difference, overflow) = lhs.microseconds.subtractingReportingOverflow(rhs.microseconds)
+        return HLSDuration(microseconds: overflow ? (rhs.microseconds < 0 ? .max : .min) : difference)
     }
     @inlinable
-    public static func += (lhs: inout HLSDuration, rhs: HLSDuration) { lhs.microseconds += rhs.microseconds }
+    public static func += (lhs: inout HLSDuration, rhs: HLSDuration) { lhs = lhs + rhs }
     @inlinable
-    public static func -= (lhs: inout HLSDuration, rhs: HLSDuration) { lhs.microseconds -= rhs.microseconds }
+    public static func -= (lhs: inout HLSDuration, rhs: HLSDuration) { lhs = lhs - rhs }
 }
 
 /// Integer-to-ASCII without `String` allocation: the serializer's hot path.

@@ -66,14 +66,14 @@ public struct MediaPlaylist: Sendable, Hashable {
     }
 
     /// The media sequence number of `segments[index]`.
-    public func mediaSequenceNumber(at index: Int) -> UInt64 { effectiveMediaSequence + UInt64(index) }
+    public func mediaSequenceNumber(at index: Int) -> UInt64 { effectiveMediaSequence.saturatingAdd(UInt64(index)) }
 
     /// The discontinuity sequence number of every listed segment (§6.2.2: DS + the number of
     /// DISCONTINUITY tags before and on the segment).
     public func discontinuitySequenceNumbers() -> [UInt64] {
         var current = effectiveDiscontinuitySequence
         return segments.map { segment in
-            if segment.tags.discontinuity { current += 1 }
+            if segment.tags.discontinuity { current = current.saturatingAdd(1) }
             return current
         }
     }
@@ -110,7 +110,8 @@ public struct MediaPlaylist: Sendable, Hashable {
                 start = nil
             }
             guard let start else { return nil }
-            nextOffset[segment.uri] = start + range.length
+            let (end, overflow) = start.addingReportingOverflow(range.length)
+            nextOffset[segment.uri] = overflow ? nil : end
             return (start, range.length)
         }
     }
@@ -147,9 +148,9 @@ public struct MediaPlaylist: Sendable, Hashable {
         let count = min(count, segments.count)
         var result = self
         if count == segments.count {
-            result.mediaSequence = effectiveMediaSequence + UInt64(count)
+            result.mediaSequence = effectiveMediaSequence.saturatingAdd(UInt64(count))
             result.discontinuitySequence =
-                effectiveDiscontinuitySequence + UInt64(segments.filter { $0.tags.discontinuity }.count)
+                effectiveDiscontinuitySequence.saturatingAdd(UInt64(segments.filter { $0.tags.discontinuity }.count))
             result.segments = []
             return result
         }
@@ -157,8 +158,13 @@ public struct MediaPlaylist: Sendable, Hashable {
         let ranges = resolvedByteRanges()
         let removedDiscontinuities = segments[..<count].filter { $0.tags.discontinuity }.count
         var head = segments[count]
-        if head.tags.keys.isEmpty { head.tags.keys = effectiveKeys(at: count - 1) }
+        // Every KEYFORMAT's key in effect (the head may re-key only some of them), the MAP, the BITRATE.
+        let keys = effectiveKeys(at: count)
+        if keys != head.tags.keys { head.tags.keys = keys }
         if head.tags.map == nil { head.tags.map = effectiveMap(at: count - 1) }
+        if head.tags.bitrate == nil, head.byteRange == nil {
+            head.tags.bitrate = segments[..<count].last(where: { $0.tags.bitrate != nil })?.tags.bitrate
+        }
         if head.tags.programDateTime == nil { head.tags.programDateTime = dates[count] }
         if let range = ranges[count] { head.byteRange = ByteRange(length: range.length, offset: range.offset) }
         // Date ranges announced on removed segments stay while they may still map to the window.
@@ -178,13 +184,25 @@ public struct MediaPlaylist: Sendable, Hashable {
             }
         }
         carried.removeAll { !Self.dateRange($0, mayCover: headDate) }
+        // A range the head already has (same ID) absorbs the carried attributes it lacks, so nothing
+        // is lost (D8: later tags may add attributes, never drop them); the others go first.
         if !carried.isEmpty {
-            let present = Set(head.tags.dateRanges.map(\.id))
-            head.tags.dateRanges = carried.filter { !present.contains($0.id) } + head.tags.dateRanges
+            var own = head.tags.dateRanges
+            var leading: [DateRange] = []
+            for range in carried {
+                if let index = own.firstIndex(where: { $0.id == range.id }) {
+                    for attribute in range.attributes.attributes where !own[index].attributes.contains(attribute.name) {
+                        own[index].attributes.attributes.append(attribute)
+                    }
+                } else {
+                    leading.append(range)
+                }
+            }
+            head.tags.dateRanges = leading + own
         }
         result.segments = [head] + segments[(count + 1)...]
-        result.mediaSequence = effectiveMediaSequence + UInt64(count)
-        result.discontinuitySequence = effectiveDiscontinuitySequence + UInt64(removedDiscontinuities)
+        result.mediaSequence = effectiveMediaSequence.saturatingAdd(UInt64(count))
+        result.discontinuitySequence = effectiveDiscontinuitySequence.saturatingAdd(UInt64(removedDiscontinuities))
         if head.tags.discontinuity == false, removedDiscontinuities == 0, discontinuitySequence == nil {
             result.discontinuitySequence = nil
         }
@@ -197,5 +215,14 @@ public struct MediaPlaylist: Sendable, Hashable {
         if let end = range.endDate { return end > date }
         if let duration = range.duration { return start.adding(duration) > date }
         return true
+    }
+}
+
+extension UInt64 {
+    /// `self + other`, or `UInt64.max` instead of trapping (sequence numbers come from untrusted input).
+    @inlinable
+    public func saturatingAdd(_ other: UInt64) -> UInt64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : sum
     }
 }

@@ -15,7 +15,10 @@ public struct UnknownTag: Sendable, Hashable {
 
 /// The tags that apply to one media segment and appear before its URI (RFC 8216bis §4.4.4, §4.4.5),
 /// other than EXTINF and BYTERANGE. They are written in this fixed (canonical) order:
-/// DISCONTINUITY, KEY, MAP, PROGRAM-DATE-TIME, DATERANGE, ad markers, unknown tags, GAP, BITRATE, PART.
+/// DISCONTINUITY, KEY, MAP, PROGRAM-DATE-TIME, DATERANGE, ad markers, GAP, BITRATE, PART, then
+/// EXTINF and BYTERANGE, then unknown tags, then the URI. (Unknown tags sit after EXTINF so that
+/// they always read back as this segment's, never as header tags. After the last segment they
+/// follow the other trailing tags; in a playlist with no segments they read back as header tags.)
 ///
 /// The same structure holds the tags after the last URI of a live playlist (parts of the segment
 /// being produced, a date range announced ahead of a splice): ``MediaPlaylist/trailingTags``.

@@ -32,8 +32,9 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
     /// The date `duration` later (rounded to the millisecond, half up), in the same zone.
     public func adding(_ duration: HLSDuration) -> ProgramDateTime {
         let us = duration.microseconds
-        let ms = us >= 0 ? (us + 500) / 1000 : -((-us + 500) / 1000)
-        return ProgramDateTime(millisecondsSinceEpoch: millisecondsSinceEpoch + ms, zone: zone)
+        let ms = us >= 0 ? (us / 2 + 250) / 500 : -((-(us / 2) + 250) / 500)  // rounded half up, no overflow
+        let (sum, overflow) = millisecondsSinceEpoch.addingReportingOverflow(ms)
+        return ProgramDateTime(millisecondsSinceEpoch: overflow ? (ms > 0 ? .max : .min) : sum, zone: zone)
     }
 
     /// The signed duration from `other` to `self`.
@@ -81,7 +82,7 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
                 if count < 3 {
                     millis = millis * 10 + Int(b[i] &- 48)
                 } else if count == 3 {
-                    roundUp = b[i] >= 53
+                    roundUp = b[i] >= 53  // rounded half up to the millisecond
                 }
                 count += 1
                 i += 1
@@ -114,9 +115,13 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
         }
         guard i == b.count else { return nil }
         let days = Self.daysFromCivil(year: year, month: month, day: day)
-        var seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second)
-        if case .offset(let minutes) = zone { seconds -= Int64(minutes * 60) }
-        return ProgramDateTime(millisecondsSinceEpoch: seconds * 1000 + Int64(millis), zone: zone)
+        let localMilliseconds = (Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second)) * 1000 + Int64(millis)
+        // A leap second or millisecond rounding may carry into the next day; the result must still be
+        // writable with a four-digit year.
+        guard localMilliseconds < Self.year10000 else { return nil }
+        var offset: Int64 = 0
+        if case .offset(let minutes) = zone { offset = Int64(minutes) * 60_000 }
+        return ProgramDateTime(millisecondsSinceEpoch: localMilliseconds - offset, zone: zone)
     }
 
     // MARK: Formatting
@@ -176,6 +181,9 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
             writer.appendPadded(UInt64(minutes.magnitude % 60), width: 2)
         }
     }
+
+    /// 10000-01-01T00:00:00 in local milliseconds: the first instant that needs a five-digit year.
+    static let year10000 = Int64(daysFromCivil(year: 10000, month: 1, day: 1)) * 86_400_000
 
     // MARK: Calendar (proleptic Gregorian; H. Hinnant's days_from_civil / civil_from_days)
 

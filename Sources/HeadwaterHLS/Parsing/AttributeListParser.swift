@@ -6,6 +6,8 @@ public enum AttributeListParser {
     public struct Failure: Error, Hashable {
         public var isDuplicate: Bool
         public var message: String
+        /// The list has more attributes than allowed (a limit, not a syntax error).
+        public var isLimit: Bool = false
     }
 
     /// Parses `text`. With `strictNames: false`, vendor spellings such as `ElapsedTime=` (AWS) are
@@ -86,7 +88,7 @@ public enum AttributeListParser {
             }
             attributes.append(Attribute(name, value))
             guard attributes.count <= maxAttributes else {
-                throw Failure(isDuplicate: false, message: "more than \(maxAttributes) attributes")
+                throw Failure(isDuplicate: false, message: "more than \(maxAttributes) attributes", isLimit: true)
             }
             if i == end { break }
             guard b[i] == UInt8(ascii: ",") else {

@@ -532,7 +532,9 @@ struct ParserState {
     }
 
     private func attributeFailure(_ tagName: String, _ failure: AttributeListParser.Failure) -> PlaylistParseError {
-        PlaylistParseError(failure.isDuplicate ? .duplicateAttribute : .malformedAttributeList, line: lineNumber, "\(tagName): \(failure.message)")
+        let code: PlaylistParseError.Code =
+            failure.isLimit ? .limitExceeded : failure.isDuplicate ? .duplicateAttribute : .malformedAttributeList
+        return PlaylistParseError(code, line: lineNumber, "\(tagName): \(failure.message)")
     }
 
     private static func show(_ value: AttributeValue) -> String {

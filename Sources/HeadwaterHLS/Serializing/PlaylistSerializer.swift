@@ -103,16 +103,21 @@ public enum PlaylistSerializer {
         for segment in p.segments {
             writeSegment(segment, integerDurations: integerDurations, to: &out)
         }
-        writeSegmentTags(p.trailingTags, to: &out)
+        // As on segments, unknown trailing tags come last, after the parts, so that they read back
+        // as trailing tags rather than header tags.
+        writeSegmentTags(p.trailingTags, includingUnknown: false, to: &out)
+        for tag in p.trailingTags.unknownTags { writeUnknown(tag, to: &out) }
         for hint in p.preloadHints { writeTag(hint, to: &out) }
         for report in p.renditionReports { writeTag(report, to: &out) }
         if p.endList { out.append("#EXT-X-ENDLIST\n" as StaticString) }
     }
 
     static func writeSegment(_ segment: MediaSegment, integerDurations: Bool = false, to out: inout ByteWriter) {
-        if !segment.tags.isEmpty { writeSegmentTags(segment.tags, to: &out) }
+        if !segment.tags.isEmpty { writeSegmentTags(segment.tags, includingUnknown: false, to: &out) }
         out.append("#EXTINF:" as StaticString)
-        if integerDurations {
+        // Below version 3 EXTINF is an integer (§4.4.4.1), but only a whole value is written so: a
+        // fractional one keeps its decimals rather than silently changing (lint reports A9).
+        if integerDurations && segment.duration.microseconds % 1_000_000 == 0 {
             segment.duration.writeInteger(to: &out)
         } else {
             segment.duration.write(to: &out)
@@ -125,11 +130,14 @@ public enum PlaylistSerializer {
             range.write(to: &out)
             out.append(10)
         }
+        // Unknown tags go between EXTINF and the URI: there they can only belong to this segment,
+        // even on the first segment, where before EXTINF they would read back as header tags.
+        for tag in segment.tags.unknownTags { writeUnknown(tag, to: &out) }
         out.append(segment.uri)
         out.append(10)
     }
 
-    static func writeSegmentTags(_ t: SegmentTags, to out: inout ByteWriter) {
+    static func writeSegmentTags(_ t: SegmentTags, includingUnknown: Bool = true, to out: inout ByteWriter) {
         if t.discontinuity { out.append("#EXT-X-DISCONTINUITY\n" as StaticString) }
         for key in t.keys { writeTag(key, to: &out) }
         if let map = t.map { writeTag(map, to: &out) }
@@ -140,7 +148,9 @@ public enum PlaylistSerializer {
         }
         for range in t.dateRanges { writeTag(range, to: &out) }
         for marker in t.adMarkers { writeAdMarker(marker, to: &out) }
-        for tag in t.unknownTags { writeUnknown(tag, to: &out) }
+        if includingUnknown {
+            for tag in t.unknownTags { writeUnknown(tag, to: &out) }
+        }
         if t.gap { out.append("#EXT-X-GAP\n" as StaticString) }
         if let bitrate = t.bitrate {
             out.append("#EXT-X-BITRATE:" as StaticString)
