@@ -141,7 +141,7 @@ public struct MediaPlaylist: Sendable, Hashable {
     /// removed, and the new head keeps everything that still applies to it — the KEY and MAP in
     /// effect (B9, B10), an explicit PROGRAM-DATE-TIME (so dates stay anchored), and an absolute
     /// byte-range offset (B8). Date ranges of removed segments move to the new head while the range
-    /// still covers it (C12).
+    /// still covers it (C12) or while later tags of the same ID remain (D2, D8).
     public func removingSegmentsFromHead(_ count: Int) -> MediaPlaylist {
         guard count > 0, !segments.isEmpty else { return self }
         let count = min(count, segments.count)
@@ -157,7 +157,10 @@ public struct MediaPlaylist: Sendable, Hashable {
         let ranges = resolvedByteRanges()
         let removedDiscontinuities = segments[..<count].filter { $0.tags.discontinuity }.count
         var head = segments[count]
-        if head.tags.keys.isEmpty { head.tags.keys = effectiveKeys(at: count - 1) }
+        // Keep the key of every KEYFORMAT still in effect, not only when the head has none (a head
+        // that rotates one KEYFORMAT still depends on the others).
+        let headFormats = Set(head.tags.keys.map(\.keyFormat))
+        head.tags.keys = effectiveKeys(at: count - 1).filter { !headFormats.contains($0.keyFormat) } + head.tags.keys
         if head.tags.map == nil { head.tags.map = effectiveMap(at: count - 1) }
         if head.tags.programDateTime == nil { head.tags.programDateTime = dates[count] }
         if let range = ranges[count] { head.byteRange = ByteRange(length: range.length, offset: range.offset) }
@@ -177,15 +180,19 @@ public struct MediaPlaylist: Sendable, Hashable {
                 }
             }
         }
-        carried.removeAll { !Self.dateRange($0, mayCover: headDate) }
-        if !carried.isEmpty {
-            let present = Set(head.tags.dateRanges.map(\.id))
-            head.tags.dateRanges = carried.filter { !present.contains($0.id) } + head.tags.dateRanges
-        }
+        // A range whose later same-ID tags remain must keep its first tag too, or they would lose
+        // START-DATE (D2) and the attributes it had (D8): the carried tag goes before them.
+        var remainingIDs = Set(trailingTags.dateRanges.map(\.id))
+        for segment in segments[count...] { remainingIDs.formUnion(segment.tags.dateRanges.map(\.id)) }
+        carried.removeAll { !remainingIDs.contains($0.id) && !Self.dateRange($0, mayCover: headDate) }
+        head.tags.dateRanges = carried + head.tags.dateRanges
         result.segments = [head] + segments[(count + 1)...]
         result.mediaSequence = effectiveMediaSequence + UInt64(count)
         result.discontinuitySequence = effectiveDiscontinuitySequence + UInt64(removedDiscontinuities)
-        if head.tags.discontinuity == false, removedDiscontinuities == 0, discontinuitySequence == nil {
+        // Once segments slide out, a playlist with discontinuities carries the sequence (C6).
+        if discontinuitySequence == nil, removedDiscontinuities == 0,
+            !result.segments.contains(where: { $0.tags.discontinuity })
+        {
             result.discontinuitySequence = nil
         }
         return result
