@@ -1,4 +1,5 @@
 import HeadwaterHLS
+import HeadwaterTesting
 import Testing
 
 // Each reload rule: a pair whose next version breaks it reports exactly that rule at the right place
@@ -398,5 +399,178 @@ extension MediaPlaylist {
         var copy = self
         change(&copy)
         return copy
+    }
+}
+
+/// Property tests over ``LiveSimulator``: correct live timelines pass, and each way an origin can
+/// break the reload rules is caught, for every seed.
+@Suite struct LiveUpdateCheckerPropertyTests {
+    static let seeds: [UInt64] = Array(0..<200)
+    static let steps = 60
+
+    @Test(arguments: seeds)
+    func simulatedTimelinesPass(seed: UInt64) throws {
+        var simulator = LiveSimulator(seed: seed)
+        var previous = simulator.playlist
+        try expectValid(previous, seed: seed, step: 0, reparse: true)
+        for step in 1...Self.steps {
+            let next = simulator.step()
+            try expectValid(next, seed: seed, step: step, reparse: step % 6 == 0)
+            let issues = LiveUpdateChecker.check(previous: previous, next: next)
+            #expect(issues.isEmpty, "seed \(seed) step \(step): \(issues)")
+            if let delta = LiveSimulator.deltaUpdate(of: next) {
+                try expectValid(delta, seed: seed, step: step, reparse: step % 6 == 3)
+                let deltaIssues = LiveUpdateChecker.check(previous: previous, next: delta)
+                #expect(deltaIssues.isEmpty, "seed \(seed) step \(step) (delta): \(deltaIssues)")
+            }
+            previous = next
+        }
+    }
+
+    /// No errors, for the value and (when `reparse`) for its serialized text parsed back.
+    private func expectValid(_ playlist: MediaPlaylist, seed: UInt64, step: Int, reparse: Bool) throws {
+        let errors = PlaylistValidator.validate(playlist).filter { $0.severity == .error }
+        #expect(errors.isEmpty, "seed \(seed) step \(step): \(errors)\n\(PlaylistSerializer.string(playlist))")
+        guard reparse else { return }
+        let reparsed = try PlaylistParser().parseMedia(PlaylistSerializer.serialize(playlist))
+        let reparsedErrors = PlaylistValidator.validate(reparsed).filter { $0.severity == .error }
+        #expect(reparsedErrors.isEmpty, "seed \(seed) step \(step) (reparsed): \(reparsedErrors)")
+    }
+
+    // MARK: Corruptions
+
+    /// One corruption of `next` (given `previous`), or `nil` when this pair does not lend itself to it.
+    typealias Corruption =
+        @Sendable (_ previous: MediaPlaylist, _ next: MediaPlaylist, _ random: inout SeededRandom) -> MediaPlaylist?
+
+    static let corruptions: [(name: String, rule: String, corrupt: Corruption)] = [
+        (
+            "MEDIA-SEQUENCE decremented", "C3",
+            { _, next, _ in
+                var bad = next
+                guard next.effectiveMediaSequence > 0 else { return nil }
+                bad.mediaSequence = next.effectiveMediaSequence - 1
+                return bad
+            }
+        ),
+        (
+            "head segment's URI changed", "C1",
+            { previous, next, _ in
+                guard next.effectiveMediaSequence < previous.effectiveMediaSequence + UInt64(previous.segments.count)
+                else { return nil }
+                var bad = next
+                bad.segments[0].uri = "replaced/" + bad.segments[0].uri
+                return bad
+            }
+        ),
+        (
+            "DISCONTINUITY-SEQUENCE not bumped", "C6",
+            { previous, next, _ in
+                guard next.effectiveDiscontinuitySequence > previous.effectiveDiscontinuitySequence else { return nil }
+                var bad = next
+                bad.discontinuitySequence = previous.effectiveDiscontinuitySequence
+                return bad
+            }
+        ),
+        (
+            "DISCONTINUITY-SEQUENCE bumped spuriously", "C6",
+            { _, next, _ in
+                var bad = next
+                bad.discontinuitySequence = next.effectiveDiscontinuitySequence + 1
+                return bad
+            }
+        ),
+        (
+            "TARGETDURATION changed", "B2",
+            { _, next, _ in
+                var bad = next
+                bad.targetDuration += 1
+                return bad
+            }
+        ),
+        (
+            "DATERANGE attribute changed", "D8",
+            { previous, next, random in
+                let kept = Set(previous.segments.flatMap(\.tags.dateRanges).map(\.id))
+                let candidates = next.segments.indices.flatMap { index in
+                    next.segments[index].tags.dateRanges.indices.compactMap { range in
+                        kept.contains(next.segments[index].tags.dateRanges[range].id)
+                            && next.segments[index].tags.dateRanges[range].startDate != nil ? (index, range) : nil
+                    }
+                }
+                guard !candidates.isEmpty else { return nil }
+                let (index, range) = random.pick(candidates)
+                var bad = next
+                let id = bad.segments[index].tags.dateRanges[range].id
+                // Change START-DATE on every tag of the ID that carries it, so only the reload rule breaks.
+                for i in bad.segments.indices {
+                    for r in bad.segments[i].tags.dateRanges.indices where bad.segments[i].tags.dateRanges[r].id == id {
+                        if let start = bad.segments[i].tags.dateRanges[r].startDate {
+                            bad.segments[i].tags.dateRanges[r].attributes["START-DATE"] = .date(
+                                start.adding(.seconds(2)))
+                        }
+                    }
+                }
+                return bad
+            }
+        ),
+        (
+            "middle segment removed", "C4",
+            { previous, next, random in
+                let overlap =
+                    Int(previous.effectiveMediaSequence + UInt64(previous.segments.count))
+                    - Int(next.effectiveMediaSequence)
+                guard overlap >= 3 else { return nil }
+                var bad = next
+                bad.segments.remove(at: random.int(1...(overlap - 2)))
+                return bad
+            }
+        ),
+        (
+            "PDT of a kept segment shifted", "C1",
+            { previous, next, random in
+                let overlap =
+                    Int(previous.effectiveMediaSequence + UInt64(previous.segments.count))
+                    - Int(next.effectiveMediaSequence)
+                guard overlap >= 1 else { return nil }
+                var bad = next
+                let index = random.int(0...(overlap - 1))
+                let date = bad.programDateTimes()[index]!
+                bad.segments[index].tags.programDateTime = date.adding(.milliseconds(2_500))
+                return bad
+            }
+        ),
+        (
+            "window shrunk below 3×TD", "C5",
+            { _, next, _ in
+                let limit = HLSDuration.seconds(3 * Int64(next.targetDuration))
+                var remaining = next.duration
+                var count = 0
+                while count < next.segments.count - 1, remaining >= limit {
+                    remaining -= next.segments[count].duration
+                    count += 1
+                }
+                guard remaining < limit else { return nil }
+                return next.removingSegmentsFromHead(count)
+            }
+        ),
+    ]
+
+    @Test(arguments: seeds)
+    func corruptionsAreDetected(seed: UInt64) {
+        let snapshots = LiveSimulator.snapshots(seed: seed, steps: Self.steps)
+        var random = SeededRandom(seed: seed ^ 0xC0FF_EE00)
+        for (name, rule, corrupt) in Self.corruptions {
+            var tried = 0
+            for step in 1..<snapshots.count where tried < 3 {
+                guard let bad = corrupt(snapshots[step - 1], snapshots[step], &random) else { continue }
+                tried += 1
+                let issues = LiveUpdateChecker.check(previous: snapshots[step - 1], next: bad)
+                #expect(
+                    issues.contains { $0.rule == rule && $0.severity == .error },
+                    "seed \(seed) step \(step): \(name) should report \(rule), got \(issues)")
+            }
+            #expect(tried > 0, "seed \(seed): no pair could be corrupted with \(name)")
+        }
     }
 }
