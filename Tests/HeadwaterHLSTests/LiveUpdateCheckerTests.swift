@@ -574,3 +574,17 @@ extension MediaPlaylist {
         }
     }
 }
+
+@Test func hostileNumbersDoNotTrapTheReloadChecks() throws {
+    let playlist = try media(hostilePlaylist())
+    _ = LiveUpdateChecker.check(previous: playlist, next: playlist)
+    let slid = playlist.removingSegmentsFromHead(7)
+    _ = LiveUpdateChecker.check(previous: playlist, next: slid)
+    _ = LiveUpdateChecker.check(previous: slid, next: playlist)
+    var delta = slid
+    delta.skip = Skip(attributes: [Attribute("SKIPPED-SEGMENTS", .integer(UInt64.max))])
+    _ = LiveUpdateChecker.check(previous: playlist, next: delta)
+    delta.skip = Skip(attributes: [Attribute("SKIPPED-SEGMENTS", .integer(3))])
+    _ = LiveUpdateChecker.check(previous: playlist, next: delta)
+    _ = PlaylistValidator.validate(delta)
+}

@@ -742,3 +742,35 @@ private func expectCleanMultivariant(_ text: String, sourceLocation: SourceLocat
         try expectCleanMultivariant(master(steering + "\".\"\n" + audio))
     }
 }
+
+/// Text with the largest numbers the parser accepts everywhere: validation and the reload checks
+/// must report, never trap.
+func hostilePlaylist(segments count: Int = 2_000) -> String {
+    let huge = "999999999999.999999"
+    var text = """
+        #EXTM3U
+        #EXT-X-VERSION:1
+        #EXT-X-START:TIME-OFFSET=-\(huge)
+        #EXT-X-TARGETDURATION:1
+        #EXT-X-MEDIA-SEQUENCE:18446744073709551615
+        #EXT-X-DISCONTINUITY-SEQUENCE:18446744073709551615
+        #EXT-X-PART-INF:PART-TARGET=\(huge)
+        #EXT-X-SERVER-CONTROL:CAN-SKIP-UNTIL=\(huge),HOLD-BACK=\(huge),PART-HOLD-BACK=\(huge)
+        #EXT-X-PROGRAM-DATE-TIME:9999-12-31T23:59:59.999+14:00
+        #EXT-X-DATERANGE:ID="d",START-DATE="9999-12-31T23:59:59.999+14:00",END-DATE="0001-01-01T00:00:00.000-14:00",DURATION=\(huge),PLANNED-DURATION=\(huge)
+
+        """
+    for index in 0..<count {
+        if index % 3 == 0 { text += "#EXT-X-DISCONTINUITY\n" }
+        text += "#EXT-X-PART:DURATION=\(huge),URI=\"p\(index).ts\"\n"
+        let range = index % 2 == 0 ? "18446744073709551615@18446744073709551615" : "18446744073709551615"
+        text += "#EXT-X-BYTERANGE:\(range)\n#EXTINF:\(huge),\nmain.ts\n"
+    }
+    return text + "#EXT-X-PART:DURATION=\(huge),URI=\"last.ts\"\n"
+}
+
+@Test func hostileNumbersDoNotTrap() throws {
+    // Enough huge EXTINFs after a date near year 9999 to extrapolate past Int64 milliseconds.
+    let playlist = try media(hostilePlaylist(segments: 10_000))
+    #expect(!PlaylistValidator.validate(playlist).isEmpty)
+}

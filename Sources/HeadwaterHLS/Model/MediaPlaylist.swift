@@ -66,14 +66,14 @@ public struct MediaPlaylist: Sendable, Hashable {
     }
 
     /// The media sequence number of `segments[index]`.
-    public func mediaSequenceNumber(at index: Int) -> UInt64 { effectiveMediaSequence + UInt64(index) }
+    public func mediaSequenceNumber(at index: Int) -> UInt64 { effectiveMediaSequence &+ UInt64(index) }
 
     /// The discontinuity sequence number of every listed segment (§6.2.2: DS + the number of
     /// DISCONTINUITY tags before and on the segment).
     public func discontinuitySequenceNumbers() -> [UInt64] {
         var current = effectiveDiscontinuitySequence
         return segments.map { segment in
-            if segment.tags.discontinuity { current += 1 }
+            if segment.tags.discontinuity { current &+= 1 }
             return current
         }
     }
@@ -110,7 +110,8 @@ public struct MediaPlaylist: Sendable, Hashable {
                 start = nil
             }
             guard let start else { return nil }
-            nextOffset[segment.uri] = start + range.length
+            let (end, overflow) = start.addingReportingOverflow(range.length)
+            nextOffset[segment.uri] = overflow ? nil : end
             return (start, range.length)
         }
     }
@@ -147,9 +148,9 @@ public struct MediaPlaylist: Sendable, Hashable {
         let count = min(count, segments.count)
         var result = self
         if count == segments.count {
-            result.mediaSequence = effectiveMediaSequence + UInt64(count)
+            result.mediaSequence = effectiveMediaSequence &+ UInt64(count)
             result.discontinuitySequence =
-                effectiveDiscontinuitySequence + UInt64(segments.filter { $0.tags.discontinuity }.count)
+                effectiveDiscontinuitySequence &+ UInt64(segments.filter { $0.tags.discontinuity }.count)
             result.segments = []
             return result
         }
@@ -187,8 +188,8 @@ public struct MediaPlaylist: Sendable, Hashable {
         carried.removeAll { !remainingIDs.contains($0.id) && !Self.dateRange($0, mayCover: headDate) }
         head.tags.dateRanges = carried + head.tags.dateRanges
         result.segments = [head] + segments[(count + 1)...]
-        result.mediaSequence = effectiveMediaSequence + UInt64(count)
-        result.discontinuitySequence = effectiveDiscontinuitySequence + UInt64(removedDiscontinuities)
+        result.mediaSequence = effectiveMediaSequence &+ UInt64(count)
+        result.discontinuitySequence = effectiveDiscontinuitySequence &+ UInt64(removedDiscontinuities)
         // Once segments slide out, a playlist with discontinuities carries the sequence (C6).
         if discontinuitySequence == nil, removedDiscontinuities == 0,
             !result.segments.contains(where: { $0.tags.discontinuity })
