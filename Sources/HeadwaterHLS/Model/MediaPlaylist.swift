@@ -142,7 +142,7 @@ public struct MediaPlaylist: Sendable, Hashable {
     /// removed, and the new head keeps everything that still applies to it — the KEY and MAP in
     /// effect (B9, B10), an explicit PROGRAM-DATE-TIME (so dates stay anchored), and an absolute
     /// byte-range offset (B8). Date ranges of removed segments move to the new head while the range
-    /// still covers it (C12).
+    /// still covers it (C12) or while later tags of the same ID remain (D2, D8).
     public func removingSegmentsFromHead(_ count: Int) -> MediaPlaylist {
         guard count > 0, !segments.isEmpty else { return self }
         let count = min(count, segments.count)
@@ -183,9 +183,13 @@ public struct MediaPlaylist: Sendable, Hashable {
                 }
             }
         }
-        carried.removeAll { !Self.dateRange($0, mayCover: headDate) }
-        // A range the head already has (same ID) absorbs the carried attributes it lacks, so nothing
-        // is lost (D8: later tags may add attributes, never drop them); the others go first.
+        // Keep a carried range while it may cover the head, and whenever a later same-ID tag remains
+        // in the window: that tag would otherwise lose START-DATE (D2) and the attributes it had (D8).
+        var remainingIDs = Set(trailingTags.dateRanges.map(\.id))
+        for segment in segments[count...] { remainingIDs.formUnion(segment.tags.dateRanges.map(\.id)) }
+        carried.removeAll { !remainingIDs.contains($0.id) && !Self.dateRange($0, mayCover: headDate) }
+        // A range the head already has (same ID) absorbs the carried attributes it lacks; the others
+        // go first, before any later same-ID tag.
         if !carried.isEmpty {
             var own = head.tags.dateRanges
             var leading: [DateRange] = []
@@ -203,7 +207,10 @@ public struct MediaPlaylist: Sendable, Hashable {
         result.segments = [head] + segments[(count + 1)...]
         result.mediaSequence = effectiveMediaSequence.saturatingAdd(UInt64(count))
         result.discontinuitySequence = effectiveDiscontinuitySequence.saturatingAdd(UInt64(removedDiscontinuities))
-        if head.tags.discontinuity == false, removedDiscontinuities == 0, discontinuitySequence == nil {
+        // Once segments slide out, a playlist with discontinuities carries the sequence (C6).
+        if discontinuitySequence == nil, removedDiscontinuities == 0,
+            !result.segments.contains(where: { $0.tags.discontinuity })
+        {
             result.discontinuitySequence = nil
         }
         return result

@@ -29,7 +29,8 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
         lhs.millisecondsSinceEpoch < rhs.millisecondsSinceEpoch
     }
 
-    /// The date `duration` later (rounded to the millisecond, half up), in the same zone.
+    /// The date `duration` later (rounded to the millisecond, half up), in the same zone. Saturates
+    /// instead of trapping: a hostile playlist can extrapolate a date past the 64-bit range.
     public func adding(_ duration: HLSDuration) -> ProgramDateTime {
         let us = duration.microseconds
         let ms = us >= 0 ? (us / 2 + 250) / 500 : -((-(us / 2) + 250) / 500)  // rounded half up, no overflow
@@ -142,7 +143,7 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
     func write(to writer: inout ByteWriter) {
         var offsetMinutes = 0
         if case .offset(let minutes) = zone { offsetMinutes = minutes }
-        let local = millisecondsSinceEpoch + Int64(offsetMinutes) * 60_000
+        let local = millisecondsSinceEpoch &+ Int64(offsetMinutes) * 60_000  // wraps only for dates beyond any calendar
         var days = local / 86_400_000
         var msOfDay = local % 86_400_000
         if msOfDay < 0 {
