@@ -99,7 +99,17 @@ extension PlaylistValidator {
 
     static func checkVersion(_ playlist: MediaPlaylist, into report: inout IssueReport) {
         let (required, reason) = requiredVersion(playlist)
-        compare(declared: playlist.version, required: required, reason: reason, warnIfHigher: true, into: &report)
+        compare(declared: playlist.version, required: required, reason: reason, warnIfHigher: false, into: &report)
+        // "Higher than needed" is judged against version 3 at least: at version 3 and above, EXTINF is
+        // written in decimal form (`6.000`), which itself needs version 3, so a version-3 playlist of
+        // whole-second segments is not declaring more than it uses.
+        let floor = playlist.segments.isEmpty || (playlist.version ?? 0) < 3 ? required : max(required, 3)
+        if let declared = playlist.version, declared > floor {
+            let why = required > 1 ? " (\(reason))" : ""
+            report.warning(
+                "A8", "EXT-X-VERSION \(declared) is above the \(floor) this playlist needs\(why); it should not be higher",
+                at: .tag("EXT-X-VERSION"))
+        }
     }
 
     static func checkVersion(_ playlist: MultivariantPlaylist, into report: inout IssueReport) {
