@@ -18,10 +18,10 @@ public struct EntityTag: Sendable, Hashable, CustomStringConvertible {
     /// `true` for `W/"…"`.
     public var isWeak: Bool { value.utf8.first == UInt8(ascii: "W") }
 
-    /// Validates a complete field value such as `"abc"` or `W/"abc"`.
+    /// Validates a complete field value such as `"abc"` or `W/"abc"` (no surrounding whitespace).
     public init?(_ fieldValue: String) {
         var copy = fieldValue
-        guard copy.withUTF8({ Self.parseSingle($0) != nil }) else { return nil }
+        guard copy.withUTF8({ Self.parse($0, at: 0)?.next == $0.count }) else { return nil }
         self.value = fieldValue
     }
 
