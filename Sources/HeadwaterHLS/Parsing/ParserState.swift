@@ -57,7 +57,12 @@ struct ParserState {
                     let belowSpace = (word &- 0x2020_2020_2020_2020) & ~word & 0x8080_8080_8080_8080
                     let del = word ^ 0x7F7F_7F7F_7F7F_7F7F
                     let isDel = (del &- 0x0101_0101_0101_0101) & ~del & 0x8080_8080_8080_8080
-                    if (belowSpace | isDel | (word & 0x8080_8080_8080_8080)) != 0 { break }
+                    let special = belowSpace | isDel | (word & 0x8080_8080_8080_8080)
+                    if special != 0 {
+                        // The lowest flagged byte is exact (borrows only propagate upwards): jump to it.
+                        lineEnd &+= special.trailingZeroBitCount >> 3
+                        break
+                    }
                     lineEnd &+= 8
                 }
                 guard lineEnd < count else { break }
