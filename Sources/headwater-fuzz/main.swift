@@ -15,6 +15,35 @@
 
 import Foundation
 import HeadwaterHLS
+import HeadwaterSCTE35
+
+/// Which decoder to fuzz: `HEADWATER_FUZZ_TARGET=scte35` fuzzes the SCTE-35 decoder, anything else
+/// the playlist parser.
+let fuzzTarget = ProcessInfo.processInfo.environment["HEADWATER_FUZZ_TARGET"] == "scte35" ? "scte35" : "playlist"
+
+/// Decodes `bytes` as a splice_info_section without CRC verification (so the fuzzer reaches the
+/// structure); whatever decodes must encode, and decode again to an equal value.
+func fuzzSCTE35(_ bytes: [UInt8]) {
+    let section: SpliceInfoSection
+    do throws(SCTE35Error) {
+        section = try SpliceInfoSection(bytes: bytes, verifyCRC: false)
+    } catch {
+        return
+    }
+    let encoded: [UInt8]
+    do throws(SCTE35Error) {
+        encoded = try section.encoded()
+    } catch {
+        fatalError("a decoded section does not encode: \(error)")
+    }
+    guard let again = try? SpliceInfoSection(bytes: encoded), again == section else {
+        fatalError("decode → encode → decode changed the section: \(section)")
+    }
+}
+
+func fuzzOne(_ bytes: [UInt8]) {
+    if fuzzTarget == "scte35" { fuzzSCTE35(bytes) } else { fuzzPlaylist(bytes) }
+}
 
 /// Parses `bytes`; if they parse, the canonical text must parse back to an equal value. Any
 /// difference is a bug, reported by trapping so that libFuzzer saves the input.
@@ -41,7 +70,7 @@ func fuzzPlaylist(_ bytes: [UInt8]) {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    fuzzPlaylist(Array(UnsafeBufferPointer(start: data, count: size)))
+    fuzzOne(Array(UnsafeBufferPointer(start: data, count: size)))
     return 0
 }
 
@@ -59,7 +88,7 @@ var argv = CommandLine.unsafeArgv
 exit(
     runFuzzerDriver(&argc, &argv) { data, size in
         guard let data, size > 0 else {
-            fuzzPlaylist([])
+            fuzzOne([])
             return 0
         }
         return fuzz(data, size)
@@ -74,7 +103,7 @@ for path in paths {
         print("headwater-fuzz: cannot read \(path)")
         exit(1)
     }
-    fuzzPlaylist([UInt8](data))
+    fuzzOne([UInt8](data))
     print("\(path): ok")
 }
 #endif
