@@ -42,9 +42,11 @@ let package = Package(
                 "HeadwaterHLS",
                 "HeadwaterSCTE35",
                 "HeadwaterMedia",
+                "CHeadwaterZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -54,7 +56,6 @@ let package = Package(
             name: "HeadwaterHTTP",
             dependencies: [
                 "HeadwaterCore",
-                "CHeadwaterZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -133,6 +134,7 @@ let package = Package(
             dependencies: [
                 "HeadwaterHTTP",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: swiftSettings
         ),
