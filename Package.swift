@@ -126,7 +126,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HeadwaterCoreTests",
-            dependencies: ["HeadwaterCore", "HeadwaterTesting"],
+            dependencies: ["HeadwaterCore", "HeadwaterTesting", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

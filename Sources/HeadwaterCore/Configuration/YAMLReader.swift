@@ -1,0 +1,76 @@
+import Yams
+
+/// Reads typed values out of a composed YAML document and records every problem with its line and
+/// key path, so one run reports all mistakes in a config file, not just the first.
+struct YAMLReader {
+    let file: String
+    private(set) var problems: [ConfigurationError.Problem] = []
+
+    init(file: String) { self.file = file }
+
+    mutating func fail(_ node: Node?, _ path: String, _ message: String) {
+        problems.append(.init(file: file, line: node?.mark?.line, keyPath: path, message: message))
+    }
+
+    /// The entries of a mapping, rejecting keys not in `allowed` (each unknown key is an error).
+    mutating func mapping(_ node: Node?, _ path: String, allowed: Set<String>? = nil) -> [(key: String, value: Node, keyNode: Node)] {
+        guard let node else { return [] }
+        guard case .mapping(let mapping) = node else {
+            fail(node, path, "must be a mapping (key: value lines)")
+            return []
+        }
+        var entries: [(key: String, value: Node, keyNode: Node)] = []
+        var seen = Set<String>()
+        for (keyNode, value) in mapping {
+            guard let key = keyNode.string else {
+                fail(keyNode, path, "keys must be strings")
+                continue
+            }
+            let childPath = path.isEmpty ? key : "\(path).\(key)"
+            if let allowed, !allowed.contains(key) {
+                fail(keyNode, childPath, "unknown key (expected one of: \(allowed.sorted().joined(separator: ", ")))")
+                continue
+            }
+            if !seen.insert(key).inserted {
+                fail(keyNode, childPath, "duplicate key")
+                continue
+            }
+            entries.append((key, value, keyNode))
+        }
+        return entries
+    }
+
+    mutating func string(_ node: Node, _ path: String) -> String? {
+        guard case .scalar(let scalar) = node, !scalar.string.isEmpty else {
+            fail(node, path, "must be a non-empty string")
+            return nil
+        }
+        return scalar.string
+    }
+
+    mutating func integer(_ node: Node, _ path: String, in range: ClosedRange<Int>) -> Int? {
+        guard case .scalar(let scalar) = node, let value = Int(scalar.string) else {
+            fail(node, path, "must be an integer")
+            return nil
+        }
+        guard range.contains(value) else {
+            fail(node, path, "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")
+            return nil
+        }
+        return value
+    }
+
+    mutating func bool(_ node: Node, _ path: String) -> Bool? {
+        guard case .scalar(let scalar) = node else {
+            fail(node, path, "must be true or false")
+            return nil
+        }
+        switch scalar.string.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default:
+            fail(node, path, "must be true or false, got \"\(scalar.string)\"")
+            return nil
+        }
+    }
+}

@@ -1,0 +1,38 @@
+public import Logging
+public import ServiceLifecycle
+
+/// Publishes a ``LoopChannel``'s snapshot to the registry each time a segment completes, until
+/// graceful shutdown. Each version is rendered (and gzip-compressed) once, here, not per request.
+public final class LoopChannelPublisher: Service {
+    private let channel: LoopChannel
+    private let registry: ChannelRegistry
+    private let clock: any WallClock
+    private let logger: Logger
+
+    public init(channel: LoopChannel, registry: ChannelRegistry, clock: any WallClock, logger: Logger) {
+        self.channel = channel
+        self.registry = registry
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Publishes the snapshot for the current instant; returns when the next one is due (µs).
+    @discardableResult
+    public func publishNow() -> Int64 {
+        let now = clock.now()
+        registry.publish(channel.snapshot(at: now))
+        return channel.timeline.nextPublication(after: channel.timeline.lastPublished(at: now))
+    }
+
+    public func run() async throws {
+        logger.info(
+            "channel is live", metadata: ["hls.channel.id": "\(channel.name)", "hls.renditions": "\(channel.package.renditions.count)"])
+        try await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                let due = self.publishNow()
+                let delay = max(1_000, due - self.clock.now())
+                try await Task.sleep(for: .microseconds(delay))
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+public import HeadwaterHLS
+import NIOCore
+
+/// Turns playlist values into ``RenderedPlaylist``s: serialized and gzip-compressed once per version.
+public enum PlaylistRendering {
+    /// Renders a media playlist. `tag` identifies the resource in the ETag (`"demo-v0-…"`); the
+    /// version (the last media sequence number, monotonic) completes it.
+    public static func render(
+        _ playlist: MediaPlaylist, tag: String, version: UInt64, publishedAt: Int64
+    ) -> RenderedPlaylist {
+        render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
+            targetDuration: playlist.targetDuration)
+    }
+
+    /// Renders a multivariant playlist.
+    public static func render(_ playlist: MultivariantPlaylist, tag: String, version: UInt64, publishedAt: Int64)
+        -> RenderedPlaylist
+    {
+        render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
+            targetDuration: nil)
+    }
+
+    static func render(_ bytes: [UInt8], tag: String, version: UInt64, publishedAt: Int64, targetDuration: Int?)
+        -> RenderedPlaylist
+    {
+        let gzip = Gzip.compress(bytes) ?? bytes
+        let allocator = ByteBufferAllocator()
+        var body = allocator.buffer(capacity: bytes.count)
+        body.writeBytes(bytes)
+        var gzipBody = allocator.buffer(capacity: gzip.count)
+        gzipBody.writeBytes(gzip)
+        return RenderedPlaylist(
+            body: body, gzipBody: gzipBody, entityTag: "\"\(tag)-\(version)\"", gzipEntityTag: "\"\(tag)-\(version)-gz\"",
+            lastModified: publishedAt, targetDuration: targetDuration)
+    }
+}
