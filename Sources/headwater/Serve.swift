@@ -1,0 +1,82 @@
+import ArgumentParser
+import HeadwaterCore
+import HeadwaterHTTP
+import Logging
+import ServiceLifecycle
+
+/// `headwater serve`: the origin. Loads the configuration, starts every channel's publisher and the
+/// HTTP server, and runs until SIGTERM/SIGINT (graceful: in-flight responses finish).
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the origin (default: Config/headwater.yaml, else the embedded demo channel)."
+    )
+
+    @Option(name: .long, help: "Configuration file.") var config: String?
+    @Option(name: .long, help: "Listen address HOST:PORT, overriding server.listen.") var listen: String?
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "headwater")
+
+        let configuration: HeadwaterConfiguration
+        let packages: [String: LoopPackage]
+        do {
+            (configuration, packages, _) = try ConfigurationLoading.load(path: config)
+        } catch {
+            ConfigurationLoading.exit(with: error)
+        }
+        var host = configuration.server.host
+        var port = configuration.server.port
+        if let listen {
+            guard let colon = listen.lastIndex(of: ":"), let value = Int(listen[listen.index(after: colon)...]),
+                (0...65535).contains(value)
+            else {
+                throw ValidationError("--listen must be HOST:PORT, got \"\(listen)\"")
+            }
+            host = String(listen[..<colon]).trimmingCharacters(in: ["[", "]"])
+            port = value
+        }
+
+        let clock = SystemWallClock()
+        let registry = ChannelRegistry()
+        var services: [any Service] = []
+        for channel in configuration.channels {
+            guard let package = packages[channel.name] else { continue }
+            let loop = LoopChannel(name: channel.name, package: package, windowSeconds: channel.windowSeconds, startedAt: clock.now())
+            let publisher = LoopChannelPublisher(
+                channel: loop, registry: registry, clock: clock,
+                logger: logger.with(metadataKey: "hls.channel.id", value: "\(channel.name)"))
+            publisher.publishNow()  // live before the first request
+            services.append(publisher)
+        }
+
+        var serverConfiguration = OriginServerConfiguration()
+        serverConfiguration.host = host
+        serverConfiguration.port = port
+        serverConfiguration.publicDirectory = configuration.server.publicDirectory
+        serverConfiguration.cors = configuration.server.cors
+        let server = OriginServer(configuration: serverConfiguration, content: registry, ingest: nil, logger: logger)
+        services.append(server)
+
+        let group = ServiceGroup(
+            configuration: .init(services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        logger.info("listening", metadata: ["address": "http://\(host):\(port)", "channels": "\(configuration.channels.map(\.name))"])
+        try await group.run()
+    }
+}
+
+extension Logger {
+    func with(metadataKey key: String, value: Logger.MetadataValue) -> Logger {
+        var copy = self
+        copy[metadataKey: key] = value
+        return copy
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
