@@ -115,12 +115,12 @@ let package = Package(
         ),
         .testTarget(
             name: "HeadwaterSCTE35Tests",
-            dependencies: ["HeadwaterSCTE35"],
+            dependencies: ["HeadwaterSCTE35", "HeadwaterTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HeadwaterMediaTests",
-            dependencies: ["HeadwaterMedia"],
+            dependencies: ["HeadwaterMedia", "HeadwaterTesting"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
@@ -133,6 +133,7 @@ let package = Package(
             name: "HeadwaterHTTPTests",
             dependencies: [
                 "HeadwaterHTTP",
+                "HeadwaterTesting",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],

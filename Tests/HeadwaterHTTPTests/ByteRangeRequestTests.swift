@@ -1,4 +1,5 @@
 import HeadwaterHTTP
+import HeadwaterTesting
 import Testing
 
 private func evaluate(
@@ -212,7 +213,7 @@ private func reference(_ field: String, length: Int64) -> ByteRangeRequest {
 }
 
 /// Random Range fields built from the grammar's pieces, then mutated.
-private func randomRangeField(_ r: inout SplitMix64, length: Int64) -> String {
+private func randomRangeField(_ r: inout SeededRandom, length: Int64) -> String {
     let units = ["bytes", "bytes", "bytes", "BYTES", "Bytes", "byte", "items", "", "by tes"]
     let ows = ["", "", "", " ", "\t", "  "]
     func position() -> String {
@@ -257,7 +258,7 @@ private func randomRangeField(_ r: inout SplitMix64, length: Int64) -> String {
 @Test(arguments: 0..<8)
 func matchesReferenceOnRandomFields(seedIndex: Int) {
     let seed = 0x5EED_0000 + UInt64(seedIndex)
-    var r = SplitMix64(seed: seed)
+    var r = SeededRandom(seed: seed)
     for _ in 0..<2_500 {
         let length: Int64 = r.chance(0.1) ? 0 : Int64(r.int(1...20_000))
         let field = randomRangeField(&r, length: length)
@@ -272,20 +273,3 @@ func matchesReferenceOnRandomFields(seedIndex: Int) {
 }
 
 // MARK: - Seeded randomness
-
-/// Seeded SplitMix64 for this target's property tests (HeadwaterTesting is not a dependency of
-/// HeadwaterHTTPTests). Failing property tests print their seed; the same seed replays the case.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { self.state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
-    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
-    mutating func pick<T>(_ elements: [T]) -> T { elements[int(0...(elements.count - 1))] }
-}

@@ -1,4 +1,5 @@
 import HeadwaterHTTP
+import HeadwaterTesting
 import Testing
 
 struct ConditionalCase: CustomTestStringConvertible, Sendable {
@@ -103,7 +104,7 @@ func conditionalRequests(_ c: ConditionalCase) {
 }
 
 @Test func notModifiedOnlyForGetOrHead() {
-    var r = SplitMix64(seed: 0x304)
+    var r = SeededRandom(seed: 0x304)
     let fields: [String?] = [nil, "*", "\"v1\"", "\"v2\"", "W/\"v1\"", "x", "\"v2\", \"v1\""]
     let dates: [String?] = [nil, same, later, earlier, "x"]
     for _ in 0..<2_000 {

@@ -1,4 +1,5 @@
 import HeadwaterHTTP
+import HeadwaterTesting
 import Testing
 
 @Test func segmentTagFromStableId() {
@@ -71,7 +72,7 @@ func validatesFieldValues(_ text: String, _ valid: Bool) {
     let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
     var hasher = FNV1a64()
     var start = 0
-    var r = SplitMix64(seed: 0xF17)
+    var r = SeededRandom(seed: 0xF17)
     while start < bytes.count {
         let end = min(bytes.count, start + r.int(0...700))
         bytes[start..<end].withUnsafeBytes { hasher.update($0) }

@@ -1,25 +1,6 @@
 import HeadwaterSCTE35
+import HeadwaterTesting
 import Testing
-
-/// SplitMix64 (Steele, Lea & Flood 2014): a tiny deterministic generator, so a failure names a
-/// reproducible iteration.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-
-    mutating func byte() -> UInt8 { UInt8(truncatingIfNeeded: next()) }
-}
 
 /// Seeded random mutations of every vector: decoding must throw or succeed, never trap, and
 /// whatever decodes must re-encode to the same bytes and decode again to an equal value.
@@ -29,7 +10,7 @@ struct FuzzTests {
     static let iterations = 20_000
 
     @Test func randomMutationsNeverTrapAndRoundTrip() {
-        var random = SplitMix64(seed: Self.seed)
+        var random = SeededRandom(seed: Self.seed)
         let corpus = Vectors.all + Vectors.badCRC
         var decoded = 0
         for iteration in 0..<Self.iterations {

@@ -19,6 +19,12 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
     /// `true` with probability `p`.
     public mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
 
+    /// `next() % bound`: cheap and exactly reproducible across platforms (for byte-mutation loops).
+    public mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+
+    /// A random byte.
+    public mutating func byte() -> UInt8 { UInt8(truncatingIfNeeded: next()) }
+
     /// A random element.
     public mutating func pick<T>(_ elements: [T]) -> T { elements[int(0...(elements.count - 1))] }
 }

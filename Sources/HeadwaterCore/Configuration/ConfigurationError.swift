@@ -10,6 +10,13 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
         public var keyPath: String
         public var message: String
 
+        public init(file: String, line: Int?, keyPath: String, message: String) {
+            self.file = file
+            self.line = line
+            self.keyPath = keyPath
+            self.message = message
+        }
+
         public var description: String {
             let location = line.map { "\(file):\($0)" } ?? file
             return keyPath.isEmpty ? "\(location): \(message)" : "\(location): \(keyPath): \(message)"
