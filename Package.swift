@@ -140,6 +140,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "HeadwaterEndToEndTests",
+            dependencies: [
+                "HeadwaterHTTP",
+                "HeadwaterCore",
+                "HeadwaterHLS",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "HeadwaterCLITests",
             dependencies: ["headwater"],
             swiftSettings: swiftSettings
