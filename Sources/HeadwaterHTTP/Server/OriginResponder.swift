@@ -99,6 +99,7 @@ struct OriginResponder {
         switch Self.preconditions(headers, entityTag: entityTag, lastModified: playlist.lastModified) {
         case .notModified:
             response.status = .notModified
+            response.headers.remove(name: "Content-Type")  // 304 carries validators and caching fields only
             return response
         case .preconditionFailed:
             return .error(
@@ -191,6 +192,7 @@ struct OriginResponder {
         case .notModified:
             file.close()
             response.status = .notModified
+            response.headers.remove(name: "Content-Type")
             return response
         case .preconditionFailed:
             file.close()
