@@ -85,7 +85,9 @@ struct ServerPipelineTests {
         #expect(identity.header("ETag") == "\"demo-v1-v1\"")
 
         // The identity tag does not match the gzip representation: full response.
-        let other = try harness.send(get("/live/demo/v1.m3u8", "Accept-Encoding: gzip\r\nIf-None-Match: \"demo-v1-v1\"\r\n"))
+        let other = try harness.send(
+            get("/live/demo/v1.m3u8", "Accept-Encoding: gzip\r\nIf-None-Match: \"demo-v1-v1\"\r\n")
+        )
         #expect(other.status == 200)
         #expect(other.header("Content-Encoding") == "gzip")
     }
@@ -94,10 +96,15 @@ struct ServerPipelineTests {
         let harness = try PipelineHarness()
         defer { harness.finish() }
         let getResponse = try harness.send(get("/live/demo/v1.m3u8", "Accept-Encoding: gzip\r\n"))
-        let head = try harness.send("HEAD /live/demo/v1.m3u8 HTTP/1.1\r\nHost: o\r\nAccept-Encoding: gzip\r\n\r\n", head: true)
+        let head = try harness.send(
+            "HEAD /live/demo/v1.m3u8 HTTP/1.1\r\nHost: o\r\nAccept-Encoding: gzip\r\n\r\n",
+            head: true
+        )
         #expect(head.status == 200)
         #expect(head.body.isEmpty)
-        for name in ["Content-Length", "Content-Type", "Content-Encoding", "ETag", "Vary", "Cache-Control", "Last-Modified"] {
+        for name in [
+            "Content-Length", "Content-Type", "Content-Encoding", "ETag", "Vary", "Cache-Control", "Last-Modified",
+        ] {
             #expect(head.header(name) == getResponse.header(name), "\(name)")
         }
         // Nothing but the head was written: the next request parses cleanly.
@@ -117,15 +124,26 @@ struct ServerPipelineTests {
             (get("/live/nope/master.m3u8"), 404, "404 Not Found: no channel \"nope\"\n"),
             (get("/live/demo/v9.m3u8"), 404, "404 Not Found: channel \"demo\" has no rendition \"v9\"\n"),
             (get("/live/demo/v9/seg1.ts"), 404, "404 Not Found: channel \"demo\" has no rendition \"v9\"\n"),
-            (get("/live/demo/v1/seg99.ts"), 404, "404 Not Found: segment \"seg99.ts\" of \"demo\"/\"v1\" is not available\n"),
-            (get("/live/slow/master.m3u8"), 503, "503 Service Unavailable: channel \"slow\" is starting and has no playlist yet\n"),
-            (get("/live/slow/v1.m3u8"), 503, "503 Service Unavailable: channel \"slow\" is starting and has no playlist yet\n"),
+            (
+                get("/live/demo/v1/seg99.ts"), 404,
+                "404 Not Found: segment \"seg99.ts\" of \"demo\"/\"v1\" is not available\n"
+            ),
+            (
+                get("/live/slow/master.m3u8"), 503,
+                "503 Service Unavailable: channel \"slow\" is starting and has no playlist yet\n"
+            ),
+            (
+                get("/live/slow/v1.m3u8"), 503,
+                "503 Service Unavailable: channel \"slow\" is starting and has no playlist yet\n"
+            ),
             (get("/live/%2e%2e/master.m3u8"), 400, "400 Bad Request: request path contains a '.' or '..' segment\n"),
             (get("/live/demo/v1.m3u8?_HLS_part=2"), 400, "400 Bad Request: _HLS_part requires _HLS_msn\n"),
             (get("/index.html"), 404, "404 Not Found: no such file\n"),
             (get("/ingest/demo/v1.m3u8"), 404, "404 Not Found: ingest is not enabled on this server\n"),
-            ("POST /live/demo/master.m3u8 HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 405,
-             "405 Method Not Allowed: POST is not allowed here; use GET, HEAD, OPTIONS\n"),
+            (
+                "POST /live/demo/master.m3u8 HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 405,
+                "405 Method Not Allowed: POST is not allowed here; use GET, HEAD, OPTIONS\n"
+            ),
         ]
         for (request, status, body) in cases {
             let response = try harness.send(request)
@@ -156,7 +174,9 @@ struct ServerPipelineTests {
         defer { harness.finish() }
         let response = try harness.send(get("/healthz"))
         #expect(response.status == 200)
-        #expect(response.text == #"{"status":"ok","channels":{"demo":"live","shaky":"degraded","slow":"starting"}}"# + "\n")
+        #expect(
+            response.text == #"{"status":"ok","channels":{"demo":"live","shaky":"degraded","slow":"starting"}}"# + "\n"
+        )
         #expect(response.header("Content-Type") == "application/json")
         #expect(response.header("Cache-Control") == "no-store")
         #expect(response.header("Expires") == nil)
@@ -281,9 +301,15 @@ struct ServerPipelineTests {
         let sink = RecordingSink()
         let harness = try PipelineHarness(ingest: sink)
         defer { harness.finish() }
-        let response = try harness.send("DELETE /ingest/demo/v1/seg1.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\n\r\n")
+        let response = try harness.send(
+            "DELETE /ingest/demo/v1/seg1.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\n\r\n"
+        )
         #expect(response.status == 204)
-        #expect(sink.snapshot == [.begin(channel: "demo", path: ["v1", "seg1.ts"], method: .delete, contentLength: 0), .finish])
+        #expect(
+            sink.snapshot == [
+                .begin(channel: "demo", path: ["v1", "seg1.ts"], method: .delete, contentLength: 0), .finish,
+            ]
+        )
     }
 
     @Test func ingestPutWithContentLength() throws {
@@ -303,9 +329,12 @@ struct ServerPipelineTests {
         let sink = RecordingSink()
         let harness = try PipelineHarness(ingest: sink)
         defer { harness.finish() }
-        try harness.channel.writeInbound(ByteBuffer(string:
-            "PUT /ingest/demo/a.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n"
-        ))
+        try harness.channel.writeInbound(
+            ByteBuffer(
+                string:
+                    "PUT /ingest/demo/a.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n"
+            )
+        )
         let interim = try #require(try harness.channel.readOutbound(as: IOData.self))
         guard case .byteBuffer(let buffer) = interim else { throw CancellationError() }
         #expect(String(buffer: buffer).hasPrefix("HTTP/1.1 100 Continue\r\n"))

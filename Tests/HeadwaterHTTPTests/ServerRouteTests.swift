@@ -57,7 +57,10 @@ let routeTable: [RouteCase] = [
     .init("/live/demo/v1/a%00.ts", rejectedBecause: "request path contains a control character"),
     .init("/live/demo/v1%2fx.m3u8", rejectedBecause: "request path contains an encoded '/' inside a segment"),
     .init("/a\\b", rejectedBecause: "request path contains a backslash"),
-    .init("http://example.com/live/demo/master.m3u8", rejectedBecause: "request target must be an absolute path starting with '/'"),
+    .init(
+        "http://example.com/live/demo/master.m3u8",
+        rejectedBecause: "request target must be an absolute path starting with '/'"
+    ),
     .init("//evil/x", rejectedBecause: "request path contains an empty segment ('//')"),
     // Malformed LL-HLS directives on playlists (HLS-RULES F10).
     .init("/live/demo/v1.m3u8?_HLS_msn=abc", rejectedBecause: "_HLS_msn must be a non-negative integer"),
@@ -83,7 +86,10 @@ struct ServerRouteTests {
     }
 
     @Test func templatesNeverCarryTheRawPath() {
-        #expect(Route.segment(channel: "demo", rendition: "v1", name: "s.ts").template == "/live/{channel}/{rendition}/{segment}")
+        #expect(
+            Route.segment(channel: "demo", rendition: "v1", name: "s.ts").template
+                == "/live/{channel}/{rendition}/{segment}"
+        )
         #expect(Route.staticFile(path: ["secret"]).template == "/{file}")
     }
 }

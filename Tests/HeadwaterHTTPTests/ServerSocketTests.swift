@@ -89,7 +89,9 @@ struct ServerSocketTests {
                 #expect(headBody.isEmpty)
                 #expect(head.headers.first(name: "Content-Length") == "10000")
 
-                let ranges: [(String, Int, Int)] = [("bytes=0-99", 0, 99), ("bytes=-500", 9500, 9999), ("bytes=100-", 100, 9999)]
+                let ranges: [(String, Int, Int)] = [
+                    ("bytes=0-99", 0, 99), ("bytes=-500", 9500, 9999), ("bytes=100-", 100, 9999),
+                ]
                 for (range, first, last) in ranges {
                     let (partial, body) = try await Self.fetch(client, url, headers: [("Range", range)])
                     #expect(partial.status == .partialContent, "\(range)")
@@ -103,12 +105,16 @@ struct ServerSocketTests {
                 #expect(String(decoding: message, as: UTF8.self).hasPrefix("416 Range Not Satisfiable: "))
 
                 let (ifRangeMatch, matchBody) = try await Self.fetch(
-                    client, url, headers: [("Range", "bytes=0-9"), ("If-Range", "\"seg-1\"")]
+                    client,
+                    url,
+                    headers: [("Range", "bytes=0-9"), ("If-Range", "\"seg-1\"")]
                 )
                 #expect(ifRangeMatch.status == .partialContent)
                 #expect(matchBody == Array(small[0...9]))
                 let (ifRangeStale, staleBody) = try await Self.fetch(
-                    client, url, headers: [("Range", "bytes=0-9"), ("If-Range", "\"seg-0\"")]
+                    client,
+                    url,
+                    headers: [("Range", "bytes=0-9"), ("If-Range", "\"seg-0\"")]
                 )
                 #expect(ifRangeStale.status == .ok)
                 #expect(staleBody == small)
@@ -149,7 +155,9 @@ struct ServerSocketTests {
         try await withServer { port in
             try await Self.withClient(decompression: true) { client in
                 let (response, body) = try await Self.fetch(
-                    client, "http://127.0.0.1:\(port)/live/demo/v1.m3u8", headers: [("Accept-Encoding", "gzip")]
+                    client,
+                    "http://127.0.0.1:\(port)/live/demo/v1.m3u8",
+                    headers: [("Accept-Encoding", "gzip")]
                 )
                 #expect(response.status == .ok)
                 #expect(response.headers.first(name: "Content-Encoding") == "gzip")
@@ -176,7 +184,11 @@ struct ServerSocketTests {
 
                 let (again, _) = try await Self.fetch(client, base + "/index.html", headers: [("If-None-Match", etag)])
                 #expect(again.status == .notModified)
-                let (script, scriptBody) = try await Self.fetch(client, base + "/js/app.js", headers: [("Range", "bytes=0-6")])
+                let (script, scriptBody) = try await Self.fetch(
+                    client,
+                    base + "/js/app.js",
+                    headers: [("Range", "bytes=0-6")]
+                )
                 #expect(script.status == .partialContent)
                 #expect(String(decoding: scriptBody, as: UTF8.self) == "console")
                 #expect(script.headers.first(name: "Content-Type") == "text/javascript; charset=utf-8")
@@ -215,11 +227,14 @@ struct ServerSocketTests {
             try await client.run { inbound, outbound in
                 var inbound = inbound
                 let segment = "/live/demo/v1/seg1.ts"
-                try await outbound.write(ByteBuffer(string:
-                    "GET \(segment) HTTP/1.1\r\nRange: bytes=0-99\r\n\r\n" + "HEAD \(segment) HTTP/1.1\r\n\r\n"
-                        + "GET \(segment) HTTP/1.1\r\n\r\n" + "GET /live/demo/master.m3u8 HTTP/1.1\r\n\r\n"
-                        + "GET /live/demo/v1/big.ts HTTP/1.1\r\nRange: bytes=-10\r\n\r\n"
-                ))
+                try await outbound.write(
+                    ByteBuffer(
+                        string:
+                            "GET \(segment) HTTP/1.1\r\nRange: bytes=0-99\r\n\r\n" + "HEAD \(segment) HTTP/1.1\r\n\r\n"
+                            + "GET \(segment) HTTP/1.1\r\n\r\n" + "GET /live/demo/master.m3u8 HTTP/1.1\r\n\r\n"
+                            + "GET /live/demo/v1/big.ts HTTP/1.1\r\nRange: bytes=-10\r\n\r\n"
+                    )
+                )
                 var bytes: [UInt8] = []
                 let responses = try await inbound.readResponses(5, into: &bytes, bodiless: { $0 == 1 })
                 #expect(responses.map(\.status) == [206, 200, 200, 200, 206])
@@ -336,9 +351,12 @@ struct ServerSocketTests {
             let client = try await RawClient.connect(port: port)
             let response: RawResponse? = try await client.run { inbound, outbound in
                 var inbound = inbound
-                try await outbound.write(ByteBuffer(string:
-                    "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nTransfer-Encoding: chunked\r\n\r\n"
-                ))
+                try await outbound.write(
+                    ByteBuffer(
+                        string:
+                            "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    )
+                )
                 let chunk = patternBytes(count: 4096)
                 for _ in 0..<4 {
                     var buffer = ByteBuffer(string: String(chunk.count, radix: 16) + "\r\n")
@@ -359,9 +377,12 @@ struct ServerSocketTests {
             let second = try await RawClient.connect(port: port)
             let early: RawResponse? = try await second.run { inbound, outbound in
                 var inbound = inbound
-                try await outbound.write(ByteBuffer(string:
-                    "PUT /ingest/demo/v1/seg2.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nContent-Length: 20000\r\n\r\n"
-                ))
+                try await outbound.write(
+                    ByteBuffer(
+                        string:
+                            "PUT /ingest/demo/v1/seg2.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nContent-Length: 20000\r\n\r\n"
+                    )
+                )
                 var bytes: [UInt8] = []
                 return try await inbound.readResponses(1, into: &bytes).first
             }
@@ -379,10 +400,13 @@ struct ServerSocketTests {
         try await withServer(ingest: sink) { port in
             let client = try await RawClient.connect(port: port)
             try await client.run { _, outbound in
-                try await outbound.write(ByteBuffer(string:
-                    "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nContent-Length: 1000\r\n\r\n"
-                        + String(repeating: "x", count: 100)
-                ))
+                try await outbound.write(
+                    ByteBuffer(
+                        string:
+                            "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nContent-Length: 1000\r\n\r\n"
+                            + String(repeating: "x", count: 100)
+                    )
+                )
                 try await sink.waitFor { $0 == .chunk(Array(repeating: UInt8(ascii: "x"), count: 100)) }
             }  // closes mid-body
             try await sink.waitFor { $0 == .abort }

@@ -42,14 +42,23 @@ enum Fixture {
         let master = playlist(masterText, tag: "demo-master-v1", targetDuration: nil)
         let media = playlist(mediaText, tag: "demo-v1-v1", targetDuration: 6)
         let demo = ChannelSnapshot(
-            name: "demo", state: .live, multivariant: master, mediaPlaylists: ["v1": media],
-            segments: ["v1": segments], targetDuration: 6
+            name: "demo",
+            state: .live,
+            multivariant: master,
+            mediaPlaylists: ["v1": media],
+            segments: ["v1": segments],
+            targetDuration: 6
         )
         var shaky = demo
         shaky.name = "shaky"
         shaky.state = .degraded(reason: "source stalled")
         let slow = ChannelSnapshot(
-            name: "slow", state: .starting, multivariant: nil, mediaPlaylists: [:], segments: [:], targetDuration: 4
+            name: "slow",
+            state: .starting,
+            multivariant: nil,
+            mediaPlaylists: [:],
+            segments: [:],
+            targetDuration: 4
         )
         return FakeContent(channels: ["demo": demo, "shaky": shaky, "slow": slow])
     }
@@ -144,7 +153,13 @@ extension Array where Element == UInt8 {
 }
 
 func segmentFile(path: String, length: Int, tag: String) -> SegmentFile {
-    SegmentFile(path: path, length: Int64(length), entityTag: "\"\(tag)\"", contentType: "video/mp2t", lastModified: Fixture.publishedAt)
+    SegmentFile(
+        path: path,
+        length: Int64(length),
+        entityTag: "\"\(tag)\"",
+        contentType: "video/mp2t",
+        lastModified: Fixture.publishedAt
+    )
 }
 
 // MARK: - Fake ingest
@@ -325,7 +340,11 @@ struct PipelineHarness {
         channel = EmbeddedChannel()
         let environment = OriginHTTPHandler.Environment(
             responder: OriginResponder(
-                content: content, publicDirectory: nil, cors: cors, ingestEnabled: ingest != nil, logger: logger
+                content: content,
+                publicDirectory: nil,
+                cors: cors,
+                ingestEnabled: ingest != nil,
+                logger: logger
             ),
             ingest: ingest,
             maxIngestBodyBytes: 1 << 20,
@@ -412,7 +431,8 @@ struct RawClient {
 
     /// Runs `body` with the connection's streams, then closes it.
     func run<T: Sendable>(
-        _ body: (NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator, NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws -> T
+        _ body: (NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator, NIOAsyncChannelOutboundWriter<ByteBuffer>)
+            async throws -> T
     ) async throws -> T {
         try await channel.executeThenClose { inbound, outbound in
             try await body(inbound.makeAsyncIterator(), outbound)

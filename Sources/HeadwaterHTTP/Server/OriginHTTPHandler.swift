@@ -92,7 +92,11 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let total = received + Int64(chunk.readableBytes)
         guard total <= environment.maxIngestBodyBytes else {
             upload.abort()
-            refuse(exchange, .payloadTooLarge("the body is larger than \(environment.maxIngestBodyBytes) bytes"), context: context)
+            refuse(
+                exchange,
+                .payloadTooLarge("the body is larger than \(environment.maxIngestBodyBytes) bytes"),
+                context: context
+            )
             return
         }
         do throws(IngestError) {
@@ -170,7 +174,9 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         if let contentLength, contentLength > environment.maxIngestBodyBytes {
             refuse(
                 exchange,
-                .payloadTooLarge("Content-Length \(contentLength) is more than \(environment.maxIngestBodyBytes) bytes"),
+                .payloadTooLarge(
+                    "Content-Length \(contentLength) is more than \(environment.maxIngestBodyBytes) bytes"
+                ),
                 context: context
             )
             return
@@ -190,7 +196,10 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         state = .uploading(exchange, upload, received: 0)
         if method != .delete, headers.first(name: "expect")?.lowercased() == "100-continue" {
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))),
+                promise: nil
+            )
         }
     }
 
@@ -241,7 +250,9 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             headers.add(name: "Date", value: dates.date(now: now))
             if let policy = response.cachePolicy {
                 headers.add(name: "Cache-Control", value: policy.cacheControl)
-                if let maxAge = policy.maxAge { headers.add(name: "Expires", value: dates.expires(now: now, maxAge: maxAge)) }
+                if let maxAge = policy.maxAge {
+                    headers.add(name: "Expires", value: dates.expires(now: now, maxAge: maxAge))
+                }
             }
         }
         headers.add(name: "Server", value: "headwater")
@@ -263,7 +274,11 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
 
         let head = HTTPResponseHead(version: .http1_1, status: response.status, headers: headers)
-        let log = AccessLogEntry(exchange: exchange, status: response.status, bytes: exchange.head.method == .HEAD ? 0 : bodyLength)
+        let log = AccessLogEntry(
+            exchange: exchange,
+            status: response.status,
+            bytes: exchange.head.method == .HEAD ? 0 : bodyLength
+        )
         context.write(wrapOutboundOut(.head(head)), promise: nil)
 
         switch response.body {
@@ -287,7 +302,12 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func writeEnd(log: AccessLogEntry, keepAlive: Bool, lingerAfterwards: Bool, context: ChannelHandlerContext) {
+    private func writeEnd(
+        log: AccessLogEntry,
+        keepAlive: Bool,
+        lingerAfterwards: Bool,
+        context: ChannelHandlerContext
+    ) {
         if case .responding = state {
             state = keepAlive ? .idle : .closing
         }

@@ -16,7 +16,11 @@ struct OriginResponder {
     /// Methods whose requests this responder answers; ingest methods on an ingest route are not.
     func respond(method: HTTPMethod, route: Route, headers: HTTPHeaders) -> OriginResponse {
         if case .ingest = route, !ingestEnabled {
-            return .error(.notFound, "ingest is not enabled on this server", cachePolicy: CachePolicy(.error(targetDuration: nil)))
+            return .error(
+                .notFound,
+                "ingest is not enabled on this server",
+                cachePolicy: CachePolicy(.error(targetDuration: nil))
+            )
         }
         let allowed = route.allowedMethods
         if method == .OPTIONS { return options(allowed: allowed) }
@@ -84,7 +88,11 @@ struct OriginResponder {
             return noRendition(rendition, of: snapshot)
         }
         let targetDuration = playlist.targetDuration ?? snapshot.targetDuration
-        return serve(playlist, cachePolicy: CachePolicy(.mediaPlaylist(targetDuration: targetDuration)), headers: headers)
+        return serve(
+            playlist,
+            cachePolicy: CachePolicy(.mediaPlaylist(targetDuration: targetDuration)),
+            headers: headers
+        )
     }
 
     /// One version of a playlist: gzip when accepted (HLS-RULES G3), each representation with its
@@ -127,21 +135,29 @@ struct OriginResponder {
         guard let file = files[name] else { return notYetAvailable(name, rendition: rendition, channel: channel) }
         switch OpenFile.open(file.path) {
         case .success(let opened) where opened.size >= file.length:
-            var response = OriginResponse(status: .ok, cachePolicy: CachePolicy(.segment), lastModified: file.lastModified)
+            var response = OriginResponse(
+                status: .ok,
+                cachePolicy: CachePolicy(.segment),
+                lastModified: file.lastModified
+            )
             response.headers.add(name: "Content-Type", value: file.contentType)
             return serve(opened, length: file.length, entityTag: file.entityTag, response, headers: headers)
         case .success(let opened):
             opened.close()
             logger.warning(
                 "segment file is shorter than listed",
-                metadata: ["hls.channel.id": "\(channel)", "hls.rendition": "\(rendition)", "file.path": "\(file.path)",
-                           "file.size": "\(opened.size)", "file.expected_size": "\(file.length)"]
+                metadata: [
+                    "hls.channel.id": "\(channel)", "hls.rendition": "\(rendition)", "file.path": "\(file.path)",
+                    "file.size": "\(opened.size)", "file.expected_size": "\(file.length)",
+                ]
             )
         case .failure(let failure):
             logger.warning(
                 "segment file vanished before it could be opened",
-                metadata: ["hls.channel.id": "\(channel)", "hls.rendition": "\(rendition)", "file.path": "\(file.path)",
-                           "error.type": "\(failure)"]
+                metadata: [
+                    "hls.channel.id": "\(channel)", "hls.rendition": "\(rendition)", "file.path": "\(file.path)",
+                    "error.type": "\(failure)",
+                ]
             )
         }
         return .error(
@@ -154,7 +170,11 @@ struct OriginResponder {
     // MARK: - Static files
 
     private func staticFile(path: [String], headers: HTTPHeaders) -> OriginResponse {
-        let notFound = OriginResponse.error(.notFound, "no such file", cachePolicy: CachePolicy(.error(targetDuration: nil)))
+        let notFound = OriginResponse.error(
+            .notFound,
+            "no such file",
+            cachePolicy: CachePolicy(.error(targetDuration: nil))
+        )
         guard let publicDirectory else { return notFound }
         let relative = path.isEmpty ? "index.html" : path.joined(separator: "/")
         let fullPath = publicDirectory.hasSuffix("/") ? publicDirectory + relative : publicDirectory + "/" + relative
@@ -163,13 +183,20 @@ struct OriginResponder {
             // nginx's validator: modification time and size, hex. Strong, since a file is replaced
             // whole on redeploy (a rewrite within the same second of the same size is not caught).
             let entityTag = "\"\(String(opened.modified, radix: 16))-\(String(opened.size, radix: 16))\""
-            var response = OriginResponse(status: .ok, cachePolicy: CachePolicy(.staticFile), lastModified: opened.modified)
+            var response = OriginResponse(
+                status: .ok,
+                cachePolicy: CachePolicy(.staticFile),
+                lastModified: opened.modified
+            )
             response.headers.add(name: "Content-Type", value: ContentType.forPath(relative).value)
             return serve(opened, length: opened.size, entityTag: entityTag, response, headers: headers)
         case .failure(.notFound), .failure(.notRegularFile):
             return notFound
         case .failure(.failed(let code)):
-            logger.warning("cannot open static file", metadata: ["file.path": "\(fullPath)", "error.type": "errno \(code)"])
+            logger.warning(
+                "cannot open static file",
+                metadata: ["file.path": "\(fullPath)", "error.type": "errno \(code)"]
+            )
             return notFound
         }
     }
@@ -262,7 +289,12 @@ struct OriginResponder {
         json.append("}}\n")
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: ContentType.json.value)
-        return OriginResponse(status: .ok, headers: headers, body: .bytes(ByteBuffer(string: json)), cachePolicy: CachePolicy(.health))
+        return OriginResponse(
+            status: .ok,
+            headers: headers,
+            body: .bytes(ByteBuffer(string: json)),
+            cachePolicy: CachePolicy(.health)
+        )
     }
 
     // MARK: - Errors
