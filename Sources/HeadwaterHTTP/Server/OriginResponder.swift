@@ -13,7 +13,8 @@ struct OriginResponder {
     let ingestEnabled: Bool
     let logger: Logger
 
-    /// Methods whose requests this responder answers; ingest methods on an ingest route are not.
+    /// The response to `method` on `route` (pass `GET` for `HEAD`; the handler drops the body).
+    /// A method the route does not take gets 405 with `Allow`; `OPTIONS` gets 204 (and CORS).
     func respond(method: HTTPMethod, route: Route, headers: HTTPHeaders) -> OriginResponse {
         if case .ingest = route, !ingestEnabled {
             return .error(

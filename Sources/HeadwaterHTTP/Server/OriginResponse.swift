@@ -4,7 +4,7 @@ import NIOHTTP1
 /// A response decided by ``OriginResponder``, before the connection-level fields (`Date`,
 /// `Server`, `Connection`, `Content-Length`, CORS) that ``OriginHTTPHandler`` adds as it writes it.
 ///
-/// A ``Body/file(_:)`` body owns an open file: whoever drops the response without writing it must
+/// A ``Body/file(_:offset:count:)`` body owns an open file: whoever drops the response without writing it must
 /// call ``discardBody()``.
 struct OriginResponse {
     enum Body {
