@@ -1,0 +1,444 @@
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// The application handler of one connection, after `configureHTTPServerPipeline`: routes each
+/// request, writes its response (playlists from memory, files by `sendfile`), streams ingest bodies
+/// to the ``IngestSink``, and logs one access line per request.
+///
+/// Ordering and back-pressure come from `HTTPServerPipelineHandler`: it hands over one request at
+/// a time and stops reading until the response's `.end` is written. A file body's `.end` is written
+/// only once the file region itself has gone out, so a pipelining client holds at most one open
+/// file per connection and cannot make the server queue unbounded responses.
+final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// What every connection shares.
+    struct Environment: Sendable {
+        var responder: OriginResponder
+        var ingest: (any IngestSink)?
+        var maxIngestBodyBytes: Int64
+        var cors: Bool
+        var logger: Logger
+        /// Wall clock, Unix seconds.
+        var now: @Sendable () -> Int64 = ResponseDates.now
+    }
+
+    private enum State {
+        /// Between requests.
+        case idle
+        /// A request answered once its `.end` arrives; body bytes (rare on `GET`) are ignored.
+        case receiving(Exchange)
+        /// An ingest request whose body goes to `upload`.
+        case uploading(Exchange, any IngestUpload, received: Int64)
+        /// Answered before the request ended (a refused or oversized upload); the rest of the body
+        /// is read and dropped. With `lingering`, the output is closed and the connection closes
+        /// at the request's end or after ``lingerTimeout``, whichever comes first, so the client
+        /// reads the answer instead of a reset.
+        case discarding(lingering: Bool)
+        /// The response to a complete request is being written.
+        case responding
+        /// The connection is closing; everything inbound is ignored.
+        case closing
+    }
+
+    /// How long a refused upload may keep sending before the connection is closed under it.
+    static let lingerTimeout: TimeAmount = .seconds(2)
+
+    private let environment: Environment
+    private let dates: NIOLoopBoundBox<ResponseDates>
+    private var state: State = .idle
+    private var lingerTimer: Scheduled<Void>?
+
+    init(environment: Environment, dates: NIOLoopBoundBox<ResponseDates>) {
+        self.environment = environment
+        self.dates = dates
+    }
+
+    // MARK: - Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            received(head, context: context)
+        case .body(let chunk):
+            received(chunk, context: context)
+        case .end:
+            receivedEnd(context: context)
+        }
+    }
+
+    private func received(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        guard case .idle = state else { return }  // .closing: drop whatever follows
+        let exchange = Exchange(
+            head: head,
+            route: Route.parse(head.uri),
+            started: .now(),
+            keepAlive: head.isKeepAlive
+        )
+        if case .success(.ingest(let channel, let path)) = exchange.route, environment.ingest != nil,
+            let method = Self.ingestMethod(head.method)
+        {
+            beginUpload(exchange, channel: channel, path: path, method: method, context: context)
+        } else {
+            state = .receiving(exchange)
+        }
+    }
+
+    private func received(_ chunk: ByteBuffer, context: ChannelHandlerContext) {
+        guard case .uploading(let exchange, let upload, let received) = state else { return }
+        if exchange.head.method == .DELETE { return }  // a body on DELETE means nothing; drop it
+        let total = received + Int64(chunk.readableBytes)
+        guard total <= environment.maxIngestBodyBytes else {
+            upload.abort()
+            refuse(
+                exchange,
+                .payloadTooLarge("the body is larger than \(environment.maxIngestBodyBytes) bytes"),
+                context: context
+            )
+            return
+        }
+        do throws(IngestError) {
+            try upload.write(chunk)
+            state = .uploading(exchange, upload, received: total)
+        } catch {
+            upload.abort()
+            refuse(exchange, error, context: context)
+        }
+    }
+
+    private func receivedEnd(context: ChannelHandlerContext) {
+        switch state {
+        case .receiving(let exchange):
+            state = .responding
+            let response = respond(to: exchange)
+            write(response, for: exchange, context: context)
+        case .uploading(let exchange, let upload, _):
+            state = .responding
+            let response: OriginResponse
+            do throws(IngestError) {
+                try upload.finish()
+                response = OriginResponse(
+                    status: exchange.head.method == .DELETE ? .noContent : .created,
+                    cachePolicy: CachePolicy(.health)
+                )
+            } catch {
+                response = Self.response(for: error)
+            }
+            write(response, for: exchange, context: context)
+        case .discarding(let lingering):
+            if lingering {
+                closeNow(context: context)
+            } else {
+                state = .idle
+            }
+        case .idle, .responding, .closing:
+            break
+        }
+    }
+
+    private func respond(to exchange: Exchange) -> OriginResponse {
+        switch exchange.route {
+        case .failure(let error):
+            return .error(.badRequest, error.reason, cachePolicy: CachePolicy(.error(targetDuration: nil)))
+        case .success(let route):
+            var method = exchange.head.method
+            if method == .HEAD { method = .GET }
+            return environment.responder.respond(method: method, route: route, headers: exchange.head.headers)
+        }
+    }
+
+    // MARK: - Ingest
+
+    private static func ingestMethod(_ method: HTTPMethod) -> IngestMethod? {
+        switch method {
+        case .PUT: .put
+        case .POST: .post
+        case .DELETE: .delete
+        default: nil
+        }
+    }
+
+    private func beginUpload(
+        _ exchange: Exchange,
+        channel: String,
+        path: [String],
+        method: IngestMethod,
+        context: ChannelHandlerContext
+    ) {
+        guard let sink = environment.ingest else { return }
+        let headers = exchange.head.headers
+        let chunked = headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
+        let contentLength = chunked ? nil : headers.first(name: "content-length").flatMap { Int64($0) }
+        if let contentLength, contentLength > environment.maxIngestBodyBytes {
+            refuse(
+                exchange,
+                .payloadTooLarge(
+                    "Content-Length \(contentLength) is more than \(environment.maxIngestBodyBytes) bytes"
+                ),
+                context: context
+            )
+            return
+        }
+        let upload: any IngestUpload
+        do throws(IngestError) {
+            upload = try sink.begin(
+                channel: channel,
+                path: path,
+                method: method,
+                authorization: headers.first(name: "authorization"),
+                contentLength: method == .delete ? (contentLength ?? 0) : contentLength
+            )
+        } catch {
+            refuse(exchange, error, context: context)
+            return
+        }
+        state = .uploading(exchange, upload, received: 0)
+        if method != .delete, headers.first(name: "expect")?.lowercased() == "100-continue" {
+            context.writeAndFlush(
+                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))),
+                promise: nil
+            )
+        }
+    }
+
+    /// Answers an upload before its body has ended. If a body may still be coming, the
+    /// connection cannot be reused: it is answered with `Connection: close`, then lingers.
+    private func refuse(_ exchange: Exchange, _ error: IngestError, context: ChannelHandlerContext) {
+        let bodyStillComing: Bool
+        if case .uploading = state {
+            bodyStillComing = true  // refused mid-body
+        } else {
+            let headers = exchange.head.headers
+            bodyStillComing =
+                headers.contains(name: "transfer-encoding")
+                || (headers.first(name: "content-length").flatMap { Int64($0) } ?? 0) > 0
+        }
+        state = .discarding(lingering: bodyStillComing)
+        var response = Self.response(for: error)
+        response.closeConnection = bodyStillComing
+        write(response, for: exchange, context: context, lingerAfterwards: bodyStillComing)
+    }
+
+    private static func response(for error: IngestError) -> OriginResponse {
+        var extra = HTTPHeaders()
+        if let challenge = error.challenge { extra.add(name: "WWW-Authenticate", value: challenge) }
+        return .error(error.status, error.message, cachePolicy: CachePolicy(.health), headers: extra)
+    }
+
+    // MARK: - Writing
+
+    /// Writes `response` with the connection-level fields. When the request is complete
+    /// (``State/responding``), the handler returns to ``State/idle`` just before the final `.end`
+    /// (whose write lets `HTTPServerPipelineHandler` deliver the next pipelined request), or closes.
+    private func write(
+        _ response: OriginResponse,
+        for exchange: Exchange,
+        context: ChannelHandlerContext,
+        lingerAfterwards: Bool = false
+    ) {
+        var response = response
+        let keepAlive = exchange.keepAlive && !response.closeConnection
+        let now = environment.now()
+        let bodyLength = response.bodyLength
+        if exchange.head.method == .HEAD { response.discardBody() }
+
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(response.headers.count + 10)
+        dates.withValue { dates in
+            headers.add(name: "Date", value: dates.date(now: now))
+            if let policy = response.cachePolicy {
+                headers.add(name: "Cache-Control", value: policy.cacheControl)
+                if let maxAge = policy.maxAge {
+                    headers.add(name: "Expires", value: dates.expires(now: now, maxAge: maxAge))
+                }
+            }
+        }
+        headers.add(name: "Server", value: "headwater")
+        if let lastModified = response.lastModified {
+            headers.add(name: "Last-Modified", value: HTTPDate.format(unixSeconds: lastModified))
+        }
+        headers.add(contentsOf: response.headers)
+        if response.status.mayHaveResponseBody {
+            headers.add(name: "Content-Length", value: String(bodyLength))
+        }
+        if environment.cors {
+            headers.add(name: "Access-Control-Allow-Origin", value: CORS.allowOrigin)
+            headers.add(name: "Access-Control-Expose-Headers", value: CORS.exposeHeaders)
+        }
+        if !keepAlive {
+            headers.add(name: "Connection", value: "close")
+        } else if exchange.head.version == .http1_0 {
+            headers.add(name: "Connection", value: "keep-alive")
+        }
+
+        let head = HTTPResponseHead(version: .http1_1, status: response.status, headers: headers)
+        let log = AccessLogEntry(
+            exchange: exchange,
+            status: response.status,
+            bytes: exchange.head.method == .HEAD ? 0 : bodyLength
+        )
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+
+        switch response.body {
+        case .empty:
+            writeEnd(log: log, keepAlive: keepAlive, lingerAfterwards: lingerAfterwards, context: context)
+        case .bytes(let buffer):
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            writeEnd(log: log, keepAlive: keepAlive, lingerAfterwards: lingerAfterwards, context: context)
+        case .file(let file, let offset, let count):
+            let region = FileRegion(fileHandle: file.handle, readerIndex: Int(offset), endIndex: Int(offset + count))
+            context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region)))).assumeIsolated().whenComplete { result in
+                file.close()
+                switch result {
+                case .success:
+                    self.writeEnd(log: log, keepAlive: keepAlive, lingerAfterwards: false, context: context)
+                case .failure(let error):
+                    self.finish(log, error: error)
+                    self.closeNow(context: context)
+                }
+            }
+        }
+    }
+
+    private func writeEnd(
+        log: AccessLogEntry,
+        keepAlive: Bool,
+        lingerAfterwards: Bool,
+        context: ChannelHandlerContext
+    ) {
+        if case .responding = state {
+            state = keepAlive ? .idle : .closing
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { result in
+            switch result {
+            case .success:
+                self.finish(log, error: nil)
+                if lingerAfterwards {
+                    self.linger(context: context)
+                } else if !keepAlive {
+                    self.closeNow(context: context)
+                }
+            case .failure(let error):
+                self.finish(log, error: error)
+                self.closeNow(context: context)
+            }
+        }
+    }
+
+    private func finish(_ entry: AccessLogEntry, error: (any Error)?) {
+        entry.log(to: environment.logger, error: error)
+    }
+
+    // MARK: - Closing
+
+    /// Closes the output (the client sees the end of the response, then EOF) and keeps reading
+    /// and dropping the request body until it ends or ``lingerTimeout`` passes.
+    private func linger(context: ChannelHandlerContext) {
+        guard case .discarding(lingering: true) = state else { return }
+        context.close(mode: .output).assumeIsolated().whenFailure { _ in self.closeNow(context: context) }
+        lingerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerTimeout) {
+            self.closeNow(context: context)
+        }
+    }
+
+    private func closeNow(context: ChannelHandlerContext) {
+        abortUploadIfAny()
+        state = .closing
+        lingerTimer?.cancel()
+        lingerTimer = nil
+        context.close(promise: nil)
+    }
+
+    private func abortUploadIfAny() {
+        if case .uploading(_, let upload, _) = state {
+            state = .closing
+            upload.abort()
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        abortUploadIfAny()  // the client went away mid-body: a truncated upload
+        state = .closing
+        lingerTimer?.cancel()
+        lingerTimer = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Parse errors were answered 400 by HTTPServerProtocolErrorHandler (when no response had
+        // started); I/O errors (a reset) need no answer. Either way the connection is done.
+        environment.logger.debug("connection error", metadata: ["error.type": "\(error)"])
+        closeNow(context: context)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is IdleStateHandler.IdleStateEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        switch state {
+        case .responding, .closing:
+            break  // a slow reader of a long response is not idle; `.closing` is on its way
+        case .discarding(lingering: true):
+            break  // the linger timer closes it
+        case .idle, .receiving, .uploading, .discarding(lingering: false):
+            // An idle keep-alive connection, or a client that stalled mid-request.
+            closeNow(context: context)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension OriginHTTPHandler: Sendable {}
+
+/// One request, from its head to its access-log line.
+private struct Exchange {
+    let head: HTTPRequestHead
+    let route: Result<Route, RouteError>
+    let started: NIODeadline
+    let keepAlive: Bool
+}
+
+/// The fields of one access-log line, captured when the response head is written.
+private struct AccessLogEntry {
+    let method: HTTPMethod
+    let path: String
+    let route: String
+    let status: HTTPResponseStatus
+    let bytes: Int64
+    let started: NIODeadline
+    let sessionID: String?
+
+    init(exchange: Exchange, status: HTTPResponseStatus, bytes: Int64) {
+        self.method = exchange.head.method
+        switch exchange.route {
+        case .success(let route):
+            self.route = route.template
+            self.path = String(exchange.head.uri.prefix { $0 != "?" })
+        case .failure:
+            self.route = "invalid"
+            self.path = String(exchange.head.uri.prefix(256)).debugDescription
+        }
+        self.status = status
+        self.bytes = bytes
+        self.started = exchange.started
+        self.sessionID = exchange.head.headers.first(name: "x-playback-session-id").map { String($0.prefix(128)) }
+    }
+
+    func log(to logger: Logger, error: (any Error)?) {
+        let micros = (NIODeadline.now() - started).nanoseconds / 1000
+        var metadata: Logger.Metadata = [
+            "http.request.method": "\(method.rawValue)",
+            "url.path": "\(path)",
+            "http.route": "\(route)",
+            "http.response.status_code": "\(status.code)",
+            "http.response.body.size": "\(bytes)",
+            "http.server.request.duration_us": "\(micros)",
+        ]
+        if let sessionID { metadata["http.request.header.x-playback-session-id"] = "\(sessionID)" }
+        if let error { metadata["error.type"] = "\(error)" }
+        logger.info("\(method.rawValue) \(path) \(status.code)", metadata: metadata)
+    }
+}

@@ -1,0 +1,378 @@
+import HeadwaterCore
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Decides the response to one `GET`, `HEAD` or `OPTIONS` request: routing by method, playlists,
+/// segments, static files and `/healthz`. Ingest bodies are streamed by ``OriginHTTPHandler``
+/// instead. Reads one channel snapshot per request and never blocks (files: see ``OpenFile``).
+struct OriginResponder {
+    let content: any OriginContent
+    let publicDirectory: String?
+    let cors: Bool
+    let ingestEnabled: Bool
+    let logger: Logger
+
+    /// The response to `method` on `route` (pass `GET` for `HEAD`; the handler drops the body).
+    /// A method the route does not take gets 405 with `Allow`; `OPTIONS` gets 204 (and CORS).
+    func respond(method: HTTPMethod, route: Route, headers: HTTPHeaders) -> OriginResponse {
+        if case .ingest = route, !ingestEnabled {
+            return .error(
+                .notFound,
+                "ingest is not enabled on this server",
+                cachePolicy: CachePolicy(.error(targetDuration: nil))
+            )
+        }
+        let allowed = route.allowedMethods
+        if method == .OPTIONS { return options(allowed: allowed) }
+        guard allowed.contains(method) else {
+            var extra = HTTPHeaders()
+            extra.add(name: "Allow", value: Self.allowField(allowed))
+            return .error(
+                .methodNotAllowed,
+                "\(method.rawValue) is not allowed here; use \(Self.allowField(allowed))",
+                cachePolicy: CachePolicy(.error(targetDuration: nil)),
+                headers: extra
+            )
+        }
+        switch route {
+        case .multivariantPlaylist(let channel):
+            return multivariantPlaylist(channel: channel, headers: headers)
+        case .mediaPlaylist(let channel, let rendition):
+            return mediaPlaylist(channel: channel, rendition: rendition, headers: headers)
+        case .segment(let channel, let rendition, let name):
+            return segment(channel: channel, rendition: rendition, name: name, headers: headers)
+        case .health:
+            return health()
+        case .staticFile(let path):
+            return staticFile(path: path, headers: headers)
+        case .notFound, .ingest, .server:
+            return .error(.notFound, "no such resource", cachePolicy: CachePolicy(.error(targetDuration: nil)))
+        }
+    }
+
+    static func allowField(_ methods: [HTTPMethod]) -> String {
+        methods.map(\.rawValue).joined(separator: ", ")
+    }
+
+    /// `OPTIONS`: 204 with `Allow`, plus the CORS preflight answer when CORS is on.
+    private func options(allowed: [HTTPMethod]) -> OriginResponse {
+        var headers = HTTPHeaders()
+        let allow = Self.allowField(allowed)
+        headers.add(name: "Allow", value: allow)
+        if cors {
+            headers.add(name: "Access-Control-Allow-Methods", value: allow)
+            headers.add(name: "Access-Control-Allow-Headers", value: CORS.allowHeaders)
+            headers.add(name: "Access-Control-Max-Age", value: CORS.maxAge)
+        }
+        return OriginResponse(status: .noContent, headers: headers, cachePolicy: CachePolicy(.health))
+    }
+
+    // MARK: - Playlists
+
+    private func multivariantPlaylist(channel: String, headers: HTTPHeaders) -> OriginResponse {
+        guard let snapshot = content.snapshot(of: channel) else { return noChannel(channel) }
+        if case .starting = snapshot.state { return starting(snapshot) }
+        guard let playlist = snapshot.multivariant else {
+            return unavailable(snapshot, "channel \(quoted(channel)) has no multivariant playlist yet")
+        }
+        return serve(playlist, cachePolicy: CachePolicy(.multivariantPlaylist), headers: headers)
+    }
+
+    private func mediaPlaylist(channel: String, rendition: String, headers: HTTPHeaders) -> OriginResponse {
+        guard let snapshot = content.snapshot(of: channel) else { return noChannel(channel) }
+        if case .starting = snapshot.state { return starting(snapshot) }
+        guard let playlist = snapshot.mediaPlaylists[rendition] else {
+            if snapshot.segments[rendition] != nil {
+                return unavailable(snapshot, "rendition \(quoted(rendition)) of \(quoted(channel)) has no playlist yet")
+            }
+            return noRendition(rendition, of: snapshot)
+        }
+        let targetDuration = playlist.targetDuration ?? snapshot.targetDuration
+        return serve(
+            playlist,
+            cachePolicy: CachePolicy(.mediaPlaylist(targetDuration: targetDuration)),
+            headers: headers
+        )
+    }
+
+    /// One version of a playlist: gzip when accepted (HLS-RULES G3), each representation with its
+    /// own strong ETag, `Vary: Accept-Encoding` on both so a CDN keeps them apart.
+    private func serve(_ playlist: RenderedPlaylist, cachePolicy: CachePolicy, headers: HTTPHeaders) -> OriginResponse {
+        let gzip = AcceptEncoding.acceptsGzip(headers.joined("accept-encoding"))
+        let entityTag = gzip ? playlist.gzipEntityTag : playlist.entityTag
+        var response = OriginResponse(status: .ok, cachePolicy: cachePolicy, lastModified: playlist.lastModified)
+        response.headers.add(name: "Content-Type", value: ContentType.playlist.value)
+        response.headers.add(name: "Vary", value: "Accept-Encoding")
+        response.headers.add(name: "ETag", value: entityTag)
+        switch Self.preconditions(headers, entityTag: entityTag, lastModified: playlist.lastModified) {
+        case .notModified:
+            response.status = .notModified
+            response.headers.remove(name: "Content-Type")  // 304 carries validators and caching fields only
+            return response
+        case .preconditionFailed:
+            return .error(
+                .preconditionFailed,
+                "the playlist has changed",
+                cachePolicy: nil,
+                headers: HTTPHeaders([("Vary", "Accept-Encoding")])
+            )
+        case .proceed:
+            break
+        }
+        if gzip { response.headers.add(name: "Content-Encoding", value: "gzip") }
+        response.body = .bytes(gzip ? playlist.gzipBody : playlist.body)
+        return response
+    }
+
+    // MARK: - Segments
+
+    private func segment(channel: String, rendition: String, name: String, headers: HTTPHeaders) -> OriginResponse {
+        guard let snapshot = content.snapshot(of: channel) else { return noChannel(channel) }
+        guard let files = snapshot.segments[rendition] else {
+            if snapshot.mediaPlaylists[rendition] == nil { return noRendition(rendition, of: snapshot) }
+            return notYetAvailable(name, rendition: rendition, channel: channel)
+        }
+        guard let file = files[name] else { return notYetAvailable(name, rendition: rendition, channel: channel) }
+        switch OpenFile.open(file.path) {
+        case .success(let opened) where opened.size >= file.length:
+            var response = OriginResponse(
+                status: .ok,
+                cachePolicy: CachePolicy(.segment),
+                lastModified: file.lastModified
+            )
+            response.headers.add(name: "Content-Type", value: file.contentType)
+            return serve(opened, length: file.length, entityTag: file.entityTag, response, headers: headers)
+        case .success(let opened):
+            opened.close()
+            logger.warning(
+                "segment file is shorter than listed",
+                metadata: [
+                    "hls.channel.id": "\(channel)", "hls.rendition": "\(rendition)", "file.path": "\(file.path)",
+                    "file.size": "\(opened.size)", "file.expected_size": "\(file.length)",
+                ]
+            )
+        case .failure(let failure):
+            logger.warning(
+                "segment file vanished before it could be opened",
+                metadata: [
+                    "hls.channel.id": "\(channel)", "hls.rendition": "\(rendition)", "file.path": "\(file.path)",
+                    "error.type": "\(failure)",
+                ]
+            )
+        }
+        return .error(
+            .notFound,
+            "segment \(quoted(name)) of \(quoted(channel))/\(quoted(rendition)) is no longer available",
+            cachePolicy: CachePolicy(.error(targetDuration: snapshot.targetDuration))
+        )
+    }
+
+    // MARK: - Static files
+
+    private func staticFile(path: [String], headers: HTTPHeaders) -> OriginResponse {
+        let notFound = OriginResponse.error(
+            .notFound,
+            "no such file",
+            cachePolicy: CachePolicy(.error(targetDuration: nil))
+        )
+        guard let publicDirectory else { return notFound }
+        let relative = path.isEmpty ? "index.html" : path.joined(separator: "/")
+        let fullPath = publicDirectory.hasSuffix("/") ? publicDirectory + relative : publicDirectory + "/" + relative
+        switch OpenFile.open(fullPath) {
+        case .success(let opened):
+            // nginx's validator: modification time and size, hex. Strong, since a file is replaced
+            // whole on redeploy (a rewrite within the same second of the same size is not caught).
+            let entityTag = "\"\(String(opened.modified, radix: 16))-\(String(opened.size, radix: 16))\""
+            var response = OriginResponse(
+                status: .ok,
+                cachePolicy: CachePolicy(.staticFile),
+                lastModified: opened.modified
+            )
+            response.headers.add(name: "Content-Type", value: ContentType.forPath(relative).value)
+            return serve(opened, length: opened.size, entityTag: entityTag, response, headers: headers)
+        case .failure(.notFound), .failure(.notRegularFile):
+            return notFound
+        case .failure(.failed(let code)):
+            logger.warning(
+                "cannot open static file",
+                metadata: ["file.path": "\(fullPath)", "error.type": "errno \(code)"]
+            )
+            return notFound
+        }
+    }
+
+    // MARK: - Files (segments and static)
+
+    /// The common part of every file response: preconditions (§13.2.2), then `Range` (§14).
+    /// `response` carries the status-independent fields (type, cache policy, last modified).
+    private func serve(
+        _ file: OpenFile,
+        length: Int64,
+        entityTag: String,
+        _ response: OriginResponse,
+        headers: HTTPHeaders
+    ) -> OriginResponse {
+        var response = response
+        response.headers.add(name: "Accept-Ranges", value: "bytes")
+        response.headers.add(name: "ETag", value: entityTag)
+        switch Self.preconditions(headers, entityTag: entityTag, lastModified: response.lastModified) {
+        case .notModified:
+            file.close()
+            response.status = .notModified
+            response.headers.remove(name: "Content-Type")
+            return response
+        case .preconditionFailed:
+            file.close()
+            return .error(.preconditionFailed, "the resource does not match the precondition", cachePolicy: nil)
+        case .proceed:
+            break
+        }
+        let range = ByteRangeRequest.evaluate(
+            range: headers.first(name: "range"),
+            ifRange: headers.first(name: "if-range"),
+            length: length,
+            entityTag: entityTag,
+            lastModifiedSeconds: response.lastModified
+        )
+        switch range {
+        case .full:
+            response.body = .file(file, offset: 0, count: length)
+        case .partial(let first, let last):
+            response.status = .partialContent
+            response.headers.add(
+                name: "Content-Range",
+                value: ByteRangeRequest.contentRange(first: first, last: last, length: length)
+            )
+            response.body = .file(file, offset: first, count: last - first + 1)
+        case .unsatisfiable:
+            file.close()
+            var extra = HTTPHeaders()
+            extra.add(name: "Content-Range", value: ByteRangeRequest.unsatisfiedContentRange(length: length))
+            return .error(
+                .rangeNotSatisfiable,
+                "the range starts beyond the end of the \(length)-byte resource",
+                cachePolicy: response.cachePolicy,
+                headers: extra
+            )
+        }
+        return response
+    }
+
+    static func preconditions(_ headers: HTTPHeaders, entityTag: String, lastModified: Int64?) -> ConditionalOutcome {
+        ConditionalRequest.evaluate(
+            method: .getOrHead,
+            ifMatch: headers.joined("if-match"),
+            ifNoneMatch: headers.joined("if-none-match"),
+            ifModifiedSince: headers.first(name: "if-modified-since"),
+            ifUnmodifiedSince: headers.first(name: "if-unmodified-since"),
+            entityTag: entityTag,
+            lastModifiedSeconds: lastModified
+        )
+    }
+
+    // MARK: - Health
+
+    /// Liveness: 200 while the process serves, with each channel's state for people reading it.
+    private func health() -> OriginResponse {
+        var json = #"{"status":"ok","channels":{"#
+        for (index, name) in content.channelNames.enumerated() {
+            if index > 0 { json.append(",") }
+            let state: String
+            switch content.snapshot(of: name)?.state {
+            case .live: state = "live"
+            case .starting, nil: state = "starting"
+            case .degraded: state = "degraded"
+            }
+            json.append(JSONString.quoted(name))
+            json.append(":\"\(state)\"")
+        }
+        json.append("}}\n")
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: ContentType.json.value)
+        return OriginResponse(
+            status: .ok,
+            headers: headers,
+            body: .bytes(ByteBuffer(string: json)),
+            cachePolicy: CachePolicy(.health)
+        )
+    }
+
+    // MARK: - Errors
+
+    private func noChannel(_ channel: String) -> OriginResponse {
+        .error(.notFound, "no channel \(quoted(channel))", cachePolicy: CachePolicy(.error(targetDuration: nil)))
+    }
+
+    private func noRendition(_ rendition: String, of snapshot: ChannelSnapshot) -> OriginResponse {
+        .error(
+            .notFound,
+            "channel \(quoted(snapshot.name)) has no rendition \(quoted(rendition))",
+            cachePolicy: CachePolicy(.error(targetDuration: snapshot.targetDuration))
+        )
+    }
+
+    private func starting(_ snapshot: ChannelSnapshot) -> OriginResponse {
+        unavailable(snapshot, "channel \(quoted(snapshot.name)) is starting and has no playlist yet")
+    }
+
+    /// 503 with a short cache lifetime (G7: 1×TD for an error, at most 6 s) and `Retry-After`.
+    private func unavailable(_ snapshot: ChannelSnapshot, _ message: String) -> OriginResponse {
+        let policy = CachePolicy(.error(targetDuration: snapshot.targetDuration))
+        var extra = HTTPHeaders()
+        extra.add(name: "Retry-After", value: String(policy.maxAge ?? 1))
+        return .error(.serviceUnavailable, message, cachePolicy: policy, headers: extra)
+    }
+
+    private func notYetAvailable(_ name: String, rendition: String, channel: String) -> OriginResponse {
+        .error(
+            .notFound,
+            "segment \(quoted(name)) of \(quoted(channel))/\(quoted(rendition)) is not available",
+            cachePolicy: CachePolicy(.notYetAvailable)
+        )
+    }
+}
+
+/// CORS for browser players on other origins (hls.js): everything is public, nothing uses cookies.
+enum CORS {
+    static let allowOrigin = "*"
+    /// Response fields a script may read beyond the CORS-safelisted ones.
+    static let exposeHeaders = "Content-Length, Content-Range, Content-Encoding, Accept-Ranges, ETag, Date, Age"
+    static let allowHeaders =
+        "Range, If-None-Match, If-Modified-Since, If-Range, Authorization, Content-Type, X-Playback-Session-Id"
+    static let maxAge = "86400"
+}
+
+/// Minimal JSON string quoting (RFC 8259 §7), for `/healthz`.
+enum JSONString {
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out.append("\\\"")
+            case "\\": out.append("\\\\")
+            case "\n": out.append("\\n")
+            case "\r": out.append("\\r")
+            case "\t": out.append("\\t")
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out.append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out.append("\"")
+        return out
+    }
+}
+
+extension HTTPHeaders {
+    /// All values of a list field joined with `, ` (RFC 9110 §5.3), or `nil` when absent.
+    func joined(_ name: String) -> String? {
+        let values = self[name]
+        switch values.count {
+        case 0: return nil
+        case 1: return values[0]
+        default: return values.joined(separator: ", ")
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import NIOCore
+import NIOHTTP1
+
+/// A response decided by ``OriginResponder``, before the connection-level fields (`Date`,
+/// `Server`, `Connection`, `Content-Length`, CORS) that ``OriginHTTPHandler`` adds as it writes it.
+///
+/// A ``Body/file(_:offset:count:)`` body owns an open file: whoever drops the response without writing it must
+/// call ``discardBody()``.
+struct OriginResponse {
+    enum Body {
+        case empty
+        case bytes(ByteBuffer)
+        /// `count` bytes of an open file from `offset`, sent with `sendfile`.
+        case file(OpenFile, offset: Int64, count: Int64)
+    }
+
+    var status: HTTPResponseStatus
+    var headers: HTTPHeaders
+    var body: Body
+    /// `Cache-Control`, and `Expires` = now + `max-age` (HLS-RULES C8, G6).
+    var cachePolicy: CachePolicy?
+    /// Unix seconds, sent as `Last-Modified`.
+    var lastModified: Int64?
+    /// Close the connection once this response is written.
+    var closeConnection = false
+
+    init(
+        status: HTTPResponseStatus,
+        headers: HTTPHeaders = HTTPHeaders(),
+        body: Body = .empty,
+        cachePolicy: CachePolicy? = nil,
+        lastModified: Int64? = nil
+    ) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.cachePolicy = cachePolicy
+        self.lastModified = lastModified
+    }
+
+    /// Bytes the body will carry (the `Content-Length` of a `GET`, and of a `HEAD` for it).
+    var bodyLength: Int64 {
+        switch body {
+        case .empty: 0
+        case .bytes(let buffer): Int64(buffer.readableBytes)
+        case .file(_, _, let count): count
+        }
+    }
+
+    /// Closes the file of a file body that will not be sent (a `HEAD`, a connection gone).
+    mutating func discardBody() {
+        if case .file(let file, _, _) = body { file.close() }
+        body = .empty
+    }
+
+    /// An error: `status` with a one-line `text/plain` body, `<code> <reason>: <message>`
+    /// (`404 Not Found: channel "demo" has no rendition "v9"`). Line breaks in `message` become spaces.
+    static func error(
+        _ status: HTTPResponseStatus,
+        _ message: String,
+        cachePolicy: CachePolicy?,
+        headers extra: HTTPHeaders = HTTPHeaders()
+    ) -> OriginResponse {
+        var line = "\(status.code) \(status.reasonPhrase): "
+        for scalar in message.unicodeScalars {
+            line.unicodeScalars.append(scalar == "\r" || scalar == "\n" ? " " : scalar)
+        }
+        line.append("\n")
+        var headers = extra
+        headers.add(name: "Content-Type", value: ContentType.plainText.value)
+        headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        return OriginResponse(
+            status: status,
+            headers: headers,
+            body: .bytes(ByteBuffer(string: line)),
+            cachePolicy: cachePolicy
+        )
+    }
+}
+
+/// `"name"` for error messages, shortened so an error line stays short whatever the client sent.
+func quoted(_ name: some StringProtocol) -> String {
+    name.count <= 64 ? "\"\(name)\"" : "\"\(name.prefix(61))...\""
+}

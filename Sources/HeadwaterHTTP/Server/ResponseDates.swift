@@ -1,0 +1,58 @@
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `Date` and `Expires` values, formatted at most once per second (per `max-age` for `Expires`).
+/// One per event loop (``LoopResponseDates``), so the hot path formats no dates.
+struct ResponseDates: Sendable {
+    private var dates = HTTPDateCache()
+    private var expiresSecond: Int64 = .min
+    private var expires: [Int: String] = [:]
+
+    init() {}
+
+    mutating func date(now: Int64) -> String {
+        dates.string(forUnixSeconds: now)
+    }
+
+    mutating func expires(now: Int64, maxAge: Int) -> String {
+        if now != expiresSecond {
+            expiresSecond = now
+            expires.removeAll(keepingCapacity: true)
+        }
+        if let cached = expires[maxAge] { return cached }
+        let formatted = HTTPDate.format(unixSeconds: now + Int64(maxAge))
+        expires[maxAge] = formatted
+        return formatted
+    }
+
+    /// The wall clock, Unix seconds.
+    static func now() -> Int64 {
+        Int64(time(nil))
+    }
+}
+
+/// One ``ResponseDates`` per event loop of a group, handed to each connection's handler.
+struct LoopResponseDates: Sendable {
+    private let boxes: [ObjectIdentifier: NIOLoopBoundBox<ResponseDates>]
+
+    init(group: any EventLoopGroup) {
+        var boxes: [ObjectIdentifier: NIOLoopBoundBox<ResponseDates>] = [:]
+        for loop in group.makeIterator() {
+            boxes[ObjectIdentifier(loop)] = NIOLoopBoundBox.makeBoxSendingValue(ResponseDates(), eventLoop: loop)
+        }
+        self.boxes = boxes
+    }
+
+    /// The box of `loop`, or a new one for a loop outside the group (`EmbeddedEventLoop` in tests).
+    /// Call on `loop`.
+    func box(for loop: any EventLoop) -> NIOLoopBoundBox<ResponseDates> {
+        boxes[ObjectIdentifier(loop)] ?? NIOLoopBoundBox(ResponseDates(), eventLoop: loop)
+    }
+}

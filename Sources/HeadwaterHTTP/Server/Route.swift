@@ -1,0 +1,139 @@
+public import NIOHTTP1
+
+/// What a request-target names (DESIGN.md "Public interface"), decided from the target alone:
+/// no content lookups, no I/O. The method is checked separately against ``allowedMethods``.
+///
+/// | target | route |
+/// | --- | --- |
+/// | `/live/{channel}/master.m3u8` | ``multivariantPlaylist(channel:)`` |
+/// | `/live/{channel}/{rendition}.m3u8` | ``mediaPlaylist(channel:rendition:)`` |
+/// | `/live/{channel}/{rendition}/{segment}` | ``segment(channel:rendition:name:)`` |
+/// | `/healthz` | ``health`` |
+/// | `/ingest/{channel}/{path…}` | ``ingest(channel:path:)`` |
+/// | `*` | ``server`` (only `OPTIONS *` is meaningful) |
+/// | `/` | ``staticFile(path:)`` with `[]` (served as `index.html`) |
+/// | anything else | ``staticFile(path:)``, or ``notFound`` for a dot-file, a trailing `/`, or another `/live/…` shape |
+///
+/// A rendition cannot be called `master`: `master.m3u8` is the multivariant playlist.
+public enum Route: Sendable, Hashable {
+    case multivariantPlaylist(channel: String)
+    case mediaPlaylist(channel: String, rendition: String)
+    case segment(channel: String, rendition: String, name: String)
+    case health
+    case ingest(channel: String, path: [String])
+    /// The asterisk-form target `*` (RFC 9112 §3.2.4): the server itself.
+    case server
+    /// A file under the public directory, as decoded path segments; `[]` is `/`.
+    case staticFile(path: [String])
+    /// A path that can name nothing: a dot-file (`/.env`), a directory (`/docs/`), or a `/live/…`
+    /// or `/ingest/…` path of the wrong shape.
+    case notFound
+
+    /// Parses a request-target as received in the request line. Hostile targets (`..`, encoded
+    /// dot segments, NUL, …) fail with ``RequestTargetError/reason`` (see ``RequestTarget``), and
+    /// a playlist query with a malformed LL-HLS directive fails too (HLS-RULES F10).
+    public static func parse(_ uri: String) -> Result<Route, RouteError> {
+        if uri == "*" { return .success(.server) }
+        switch RequestTarget.parse(uri) {
+        case .success(let target):
+            do throws(RouteError) {
+                return .success(try Route(target: target))
+            } catch {
+                return .failure(error)
+            }
+        case .failure(let error):
+            return .failure(RouteError(reason: error.reason))
+        }
+    }
+
+    /// Routes a parsed origin-form target.
+    public init(target: RequestTarget) throws(RouteError) {
+        let s = target.segments
+        switch s.first {
+        case "live":
+            self = Self.live(s)
+            if case .multivariantPlaylist = self { try Self.validatePlaylistQuery(target.query) }
+            if case .mediaPlaylist = self { try Self.validatePlaylistQuery(target.query) }
+        case "healthz" where s.count == 1:
+            self = .health
+        case "ingest":
+            guard s.count >= 3, let last = s.last, !last.isEmpty else {
+                self = .notFound
+                return
+            }
+            self = .ingest(channel: s[1], path: Array(s[2...]))
+        case nil:
+            self = .staticFile(path: [])
+        default:
+            let hidden = s.contains { $0.utf8.first == UInt8(ascii: ".") }
+            self = hidden || s.last?.isEmpty == true ? .notFound : .staticFile(path: s)
+        }
+    }
+
+    private static func live(_ s: [String]) -> Route {
+        switch s.count {
+        case 3:
+            let file = s[2]
+            if file == "master.m3u8" { return .multivariantPlaylist(channel: s[1]) }
+            guard file.hasSuffix(".m3u8") else { return .notFound }
+            let rendition = String(file.dropLast(5))
+            return rendition.isEmpty ? .notFound : .mediaPlaylist(channel: s[1], rendition: rendition)
+        case 4:
+            return s[3].isEmpty ? .notFound : .segment(channel: s[1], rendition: s[2], name: s[3])
+        default:
+            return .notFound
+        }
+    }
+
+    /// LL-HLS delivery directives (RFC 8216bis §6.2.5). Headwater does not block or send delta
+    /// updates yet (its playlists advertise neither), so well-formed directives are ignored and
+    /// the full playlist is served; malformed ones are a client bug worth a 400.
+    private static func validatePlaylistQuery(_ query: RequestTarget.Query) throws(RouteError) {
+        let msn = query.first("_HLS_msn")
+        if let msn, UInt64(msn) == nil {
+            throw RouteError(reason: "_HLS_msn must be a non-negative integer")
+        }
+        if let part = query.first("_HLS_part") {
+            guard UInt64(part) != nil else { throw RouteError(reason: "_HLS_part must be a non-negative integer") }
+            guard msn != nil else { throw RouteError(reason: "_HLS_part requires _HLS_msn") }
+        }
+        if let skip = query.first("_HLS_skip"), skip != "YES", skip != "v2" {
+            throw RouteError(reason: "_HLS_skip must be YES or v2")
+        }
+    }
+
+    /// The methods this route answers (the `Allow` field of a 405 or an `OPTIONS` response).
+    public var allowedMethods: [HTTPMethod] {
+        switch self {
+        case .ingest: [.PUT, .POST, .DELETE, .OPTIONS]
+        case .server: [.OPTIONS]
+        case .multivariantPlaylist, .mediaPlaylist, .segment, .health, .staticFile, .notFound:
+            [.GET, .HEAD, .OPTIONS]
+        }
+    }
+
+    /// A low-cardinality name for logs and metrics (`http.route`), never the raw path.
+    public var template: String {
+        switch self {
+        case .multivariantPlaylist: "/live/{channel}/master.m3u8"
+        case .mediaPlaylist: "/live/{channel}/{rendition}.m3u8"
+        case .segment: "/live/{channel}/{rendition}/{segment}"
+        case .health: "/healthz"
+        case .ingest: "/ingest/{channel}/{path}"
+        case .server: "*"
+        case .staticFile: "/{file}"
+        case .notFound: "unmatched"
+        }
+    }
+}
+
+/// Why a request-target is a bad request: one line for the 400 body, never echoing the target.
+public struct RouteError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var reason: String
+
+    public init(reason: String) {
+        self.reason = reason
+    }
+
+    public var description: String { reason }
+}
