@@ -1,8 +1,10 @@
 import ArgumentParser
+import Foundation
 import HeadwaterCore
 import HeadwaterHTTP
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// `headwater serve`: the origin. Loads the configuration, starts every channel's publisher and the
 /// HTTP server, and runs until SIGTERM/SIGINT (graceful: in-flight responses finish).
@@ -13,10 +15,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(name: .long, help: "Configuration file.") var config: String?
     @Option(name: .long, help: "Listen address HOST:PORT, overriding server.listen.") var listen: String?
-    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: Logger.Level = .info
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
 
     func run() async throws {
-        let level = logLevel
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
@@ -78,5 +82,3 @@ extension Logger {
         return copy
     }
 }
-
-extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -35,15 +35,18 @@ struct ServeCommandTests {
     }
 
     /// Starts `headwater serve` in the repository (default config) on a free port; waits until it answers.
-    static func startServer() throws -> (Process, Int, Pipe) {
+    static func startServer() throws -> (Process, Int, URL) {
         let port = try freePort()
         let process = Process()
         process.executableURL = HeadwaterProcess.executable
         process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
         process.currentDirectoryURL = repository
-        let log = Pipe()
-        process.standardError = log
-        process.standardOutput = log
+        // The log goes to a file: a pipe nobody drains fills up with access-log lines and blocks the server.
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("headwater-serve-\(port).log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardError = handle
+        process.standardOutput = handle
         try process.run()
         for _ in 0..<100 {
             if let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/healthz")!), !data.isEmpty { break }
@@ -52,6 +55,10 @@ struct ServeCommandTests {
         return (process, port, log)
     }
 
+    /// ffmpeg plays one rendition (video and audio muxed in one transport stream). Given the whole
+    /// multivariant playlist with `-map 0` it reads all four renditions and interleaves them by
+    /// timestamp while ignoring EXT-X-DISCONTINUITY (CLIENTS.md), so the first rendition to cross a
+    /// loop point — timestamps restart — starves the others: a client limitation, not an origin error.
     @Test("ffmpeg plays the demo channel live for 25 s across a loop point with no errors; SIGTERM exits cleanly")
     func ffmpegPlaysLive() throws {
         let ffmpeg = try #require(Self.which("ffmpeg"), "ffmpeg is required (apt-get install -y ffmpeg; .ci/run installs it)")
@@ -62,7 +69,7 @@ struct ServeCommandTests {
         player.executableURL = URL(fileURLWithPath: ffmpeg)
         player.arguments = [
             "-hide_banner", "-nostdin", "-loglevel", "repeat+level+verbose", "-rw_timeout", "10000000",
-            "-m3u8_hold_counters", "6", "-max_reload", "3", "-i", "http://127.0.0.1:\(port)/live/demo/master.m3u8",
+            "-m3u8_hold_counters", "6", "-max_reload", "3", "-i", "http://127.0.0.1:\(port)/live/demo/v1.m3u8",
             "-map", "0", "-t", "25", "-f", "null", "-",
         ]
         let output = Pipe()
@@ -77,17 +84,25 @@ struct ServeCommandTests {
         for failure in ["Media sequence changed unexpectedly", "HTTP error 404", "HTTP error 416", "Failed to open segment", "HTTP error 5"] {
             #expect(!text.contains(failure), "ffmpeg: \(failure)")
         }
+        // Any other error line, except the noise that is normal at a discontinuity (CLIENTS.md whitelist).
+        let noise = ["non monotonically increasing dts", "Packet corrupt", "corrupt input packet", "out of order"]
+        let errors = text.split(separator: "\n").filter { $0.contains("[error]") && !noise.contains(where: $0.contains) }
+        #expect(errors.isEmpty, "\(errors)")
+        // It crossed a loop point (the discontinuity sequence advanced) and decoded 25 s of video.
+        let sequences = Set(text.components(separatedBy: "EXT-X-DISCONTINUITY-SEQUENCE:").dropFirst().compactMap { $0.split(separator: "'").first })
+        #expect(sequences.count >= 2, "crossed a loop point: \(sequences)")
+        #expect(text.contains("625 frames encoded"), "25 s of 25 fps video")
         // It really played 25 s of media: the final progress line reaches 00:00:25.
         let times = text.components(separatedBy: "time=").dropFirst().compactMap { $0.split(separator: " ").first }
         #expect(times.last.map { $0.hasPrefix("00:00:25") } == true, "last progress time: \(times.last ?? "none")")
-        // It crossed at least one loop point (a discontinuity every 20 s) and reloaded the playlist.
-        #expect(text.contains("/live/demo/"), "ffmpeg fetched from the origin")
 
         server.terminate()  // SIGTERM: graceful shutdown
         server.waitUntilExit()
         #expect(server.terminationStatus == 0, "serve exits 0 on SIGTERM")
-        let serverLog = String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let serverLog = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(at: log)
         #expect(serverLog.contains("listening"), "\(serverLog.prefix(500))")
+        #expect(serverLog.contains("GET /live/demo/v1.m3u8 200"), "one access log line per request")
     }
 
     @Test("check-config accepts the shipped configuration and reports a broken one as file:line: key.path: message, exit 78")

@@ -27,12 +27,17 @@ public final class LoopChannelPublisher: Service {
     public func run() async throws {
         logger.info(
             "channel is live", metadata: ["hls.channel.id": "\(channel.name)", "hls.renditions": "\(channel.package.renditions.count)"])
-        try await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                let due = self.publishNow()
-                let delay = max(1_000, due - self.clock.now())
-                try await Task.sleep(for: .microseconds(delay))
+        do {
+            try await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    let due = self.publishNow()
+                    let delay = max(1_000, due - self.clock.now())
+                    try await Task.sleep(for: .microseconds(delay))
+                }
             }
+        } catch is CancellationError {
+            // Graceful shutdown cancels the sleep: stopping is the expected outcome, not an error.
         }
+        logger.info("channel stopped", metadata: ["hls.channel.id": "\(channel.name)"])
     }
 }
