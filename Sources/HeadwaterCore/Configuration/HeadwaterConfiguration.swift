@@ -11,6 +11,10 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         public var publicDirectory: String?
         /// `server.cors` (bool, optional, default false): send `Access-Control-Allow-Origin: *`.
         public var cors: Bool = false
+        /// `server.state` (path, optional): where pushed segments are stored while they are listed or
+        /// still fetchable. `nil` means a fresh temporary directory per process: pushed media is
+        /// only useful while its channel is live, so nothing needs to survive a restart.
+        public var stateDirectory: String?
 
         public init() {}
     }
@@ -20,6 +24,32 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         public enum Source: Sendable, Hashable {
             /// `source.type: loop`: a VOD HLS package played as a live channel forever.
             case loop(package: String)
+            /// `source.type: push`: an encoder uploads segments and playlists to `/ingest/{channel}/…`.
+            case push(PushSource)
+        }
+
+        /// The keys of a push source (`source.type: push`).
+        public struct PushSource: Sendable, Hashable {
+            /// `source.token_env` (string, optional, default `HEADWATER_INGEST_TOKEN`): the environment
+            /// variable holding the bearer token encoders must send. The token itself never goes in
+            /// a config file (they end up in repositories and bug reports).
+            public var tokenEnvironmentVariable: String
+            /// `source.target_duration` (integer seconds, 1–60, optional, default 6): the channel's
+            /// fixed EXT-X-TARGETDURATION. It never changes (B2), whatever the encoder sends.
+            public var targetDuration: Int
+            /// `source.max_upload_bytes` (integer, optional, default 64 MiB): the largest accepted upload.
+            public var maxUploadBytes: Int
+
+            public static let defaultTokenEnvironmentVariable = "HEADWATER_INGEST_TOKEN"
+
+            public init(
+                tokenEnvironmentVariable: String = PushSource.defaultTokenEnvironmentVariable, targetDuration: Int = 6,
+                maxUploadBytes: Int = 64 << 20
+            ) {
+                self.tokenEnvironmentVariable = tokenEnvironmentVariable
+                self.targetDuration = targetDuration
+                self.maxUploadBytes = maxUploadBytes
+            }
         }
 
         /// The key under `channels`, used in URLs (`/live/{name}/…`).
@@ -84,7 +114,7 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
 
     private static func parseServer(_ node: Node, reader: inout YAMLReader, baseDirectory: String) -> Server {
         var server = Server()
-        for (key, value, _) in reader.mapping(node, "server", allowed: ["listen", "public", "cors"]) {
+        for (key, value, _) in reader.mapping(node, "server", allowed: ["listen", "public", "cors", "state"]) {
             let path = "server.\(key)"
             switch key {
             case "listen":
@@ -103,6 +133,8 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
                 if let text = reader.string(value, path) { server.publicDirectory = resolve(text, against: baseDirectory) }
             case "cors":
                 if let flag = reader.bool(value, path) { server.cors = flag }
+            case "state":
+                if let text = reader.string(value, path) { server.stateDirectory = resolve(text, against: baseDirectory) }
             default:
                 break
             }
@@ -131,24 +163,71 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         return Channel(name: name, source: source, windowSeconds: window)
     }
 
+    private static let pushKeys: Set<String> = ["token_env", "target_duration", "max_upload_bytes"]
+
     private static func parseSource(_ node: Node, path: String, reader: inout YAMLReader, baseDirectory: String) -> Channel.Source? {
-        let entries = reader.mapping(node, path, allowed: ["type", "package"])
+        let entries = reader.mapping(node, path, allowed: Set(["type", "package"]).union(pushKeys))
         guard let typeEntry = entries.first(where: { $0.key == "type" }) else {
-            reader.fail(node, "\(path).type", "required: loop")
+            reader.fail(node, "\(path).type", "required: loop or push")
             return nil
         }
         guard let type = reader.string(typeEntry.value, "\(path).type") else { return nil }
+        /// Keys that belong to the other source type are mistakes, not silently ignored settings.
+        func rejectKeys(_ keys: Set<String>, reader: inout YAMLReader) {
+            for entry in entries where keys.contains(entry.key) {
+                let other = type == "loop" ? "push" : "loop"
+                reader.fail(entry.keyNode, "\(path).\(entry.key)", "only applies to a \(other) source")
+            }
+        }
         switch type {
         case "loop":
+            rejectKeys(pushKeys, reader: &reader)
             guard let packageEntry = entries.first(where: { $0.key == "package" }) else {
                 reader.fail(node, "\(path).package", "required for a loop source: the VOD multivariant playlist to loop")
                 return nil
             }
             guard let package = reader.string(packageEntry.value, "\(path).package") else { return nil }
             return .loop(package: resolve(package, against: baseDirectory))
+        case "push":
+            rejectKeys(["package"], reader: &reader)
+            return .push(parsePushSource(entries, path: path, reader: &reader))
         default:
             reader.fail(typeEntry.value, "\(path).type", "unknown source type \"\(type)\" (expected: loop)")
             return nil
+        }
+    }
+
+    private static func parsePushSource(
+        _ entries: [(key: String, value: Node, keyNode: Node)], path: String, reader: inout YAMLReader
+    ) -> Channel.PushSource {
+        var source = Channel.PushSource()
+        for (key, value, _) in entries {
+            let keyPath = "\(path).\(key)"
+            switch key {
+            case "token_env":
+                guard let name = reader.string(value, keyPath) else { continue }
+                if isEnvironmentVariableName(name) {
+                    source.tokenEnvironmentVariable = name
+                } else {
+                    reader.fail(
+                        value, keyPath,
+                        "must name an environment variable (letters, digits and '_', not starting with a digit), got \"\(name)\"")
+                }
+            case "target_duration":
+                if let seconds = reader.integer(value, keyPath, in: 1...60) { source.targetDuration = seconds }
+            case "max_upload_bytes":
+                if let bytes = reader.integer(value, keyPath, in: 1024...(4 << 30)) { source.maxUploadBytes = bytes }
+            default:
+                break
+            }
+        }
+        return source
+    }
+
+    static func isEnvironmentVariableName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, !(48...57).contains(first) else { return false }
+        return name.utf8.allSatisfy { c in
+            (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 95
         }
     }
 

@@ -1,0 +1,314 @@
+import HeadwaterHLS
+import HeadwaterMedia
+public import Logging
+import NIOConcurrencyHelpers
+public import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Push ingest for every `source.type: push` channel: checks credentials and paths, stores
+/// uploads, feeds each channel's ``PushWindow`` and publishes its snapshots to the registry.
+///
+/// Thread-safe: each channel's window sits behind its own lock, held only for the pure state
+/// change and the render of the new version (never for file I/O), and snapshots are published
+/// under it so versions reach the registry in order. As a `Service`, it expires removed segments
+/// once a second so their files go even when the encoder is quiet.
+public final class PushIngest: Service, Sendable {
+    /// Largest playlist accepted (playlists are buffered in memory to be parsed).
+    public static let maxPlaylistBytes = 1 << 20
+
+    /// Where uploads are stored (`server.state`, or a temporary directory).
+    public let stateDirectory: String
+    /// The push channels, by name.
+    let channels: [String: PushChannel]
+    let registry: ChannelRegistry
+    let clock: any WallClock
+    let logger: Logger
+    private let ownsStateDirectory: Bool
+    private let countersBox = NIOLockedValueBox(PushCounters())
+
+    /// Sets up every push channel of `configuration`: its directory under the state directory
+    /// (cleared of an earlier run's files) and a `starting` snapshot in `registry`.
+    ///
+    /// - Parameter environment: where bearer tokens are looked up (`token_env`); `nil` reads the
+    ///   process environment.
+    /// - Throws: ``PushError`` (500) when a directory cannot be created.
+    public init(
+        configuration: HeadwaterConfiguration, registry: ChannelRegistry, clock: any WallClock, logger: Logger,
+        environment: [String: String]? = nil
+    ) throws(PushError) {
+        self.registry = registry
+        self.clock = clock
+        self.logger = logger
+        let pushChannels = configuration.channels.compactMap { channel in
+            if case .push(let source) = channel.source { (channel, source) } else { nil }
+        }
+        if let directory = configuration.server.stateDirectory {
+            if !pushChannels.isEmpty { try PushStorage.makeDirectory(directory) }
+            stateDirectory = directory
+            ownsStateDirectory = false
+        } else {
+            stateDirectory = pushChannels.isEmpty ? "" : try PushStorage.makeTemporaryDirectory()
+            ownsStateDirectory = !pushChannels.isEmpty
+        }
+        let now = clock.now()
+        // Start time in µs, base 36: served names and ETags of this run never repeat an earlier run's.
+        let runTag = String(now, radix: 36)
+        var channels: [String: PushChannel] = [:]
+        for (channel, source) in pushChannels {
+            let directory = "\(stateDirectory)/push/\(channel.name)"
+            try PushStorage.makeDirectory(directory)
+            PushStorage.removeOwnFiles(in: directory)
+            let token = Self.lookUp(source.tokenEnvironmentVariable, in: environment).map { Array($0.utf8) }
+            if token == nil {
+                logger.warning(
+                    "push ingest disabled: \(source.tokenEnvironmentVariable) is not set",
+                    metadata: ["hls.channel.id": "\(channel.name)"])
+            }
+            let window = PushWindow(
+                configuration: .init(
+                    channel: channel.name, targetDuration: source.targetDuration, windowSeconds: channel.windowSeconds,
+                    runTag: runTag))
+            let pushChannel = PushChannel(
+                name: channel.name, source: source, token: token, directory: directory, runTag: runTag, window: window)
+            channels[channel.name] = pushChannel
+            registry.publish(pushChannel.state.withLockedValue { $0.window.snapshot(now: now) })
+        }
+        self.channels = channels
+    }
+
+    /// Counts of refused uploads and of reported problems, for metrics.
+    public var counters: PushCounters { countersBox.withLockedValue { $0 } }
+
+    /// Names of the channels that accept push ingest.
+    public var channelNames: [String] { channels.keys.sorted() }
+
+    // MARK: Requests
+
+    /// Checks the `Authorization` field of an ingest request for `channel`.
+    ///
+    /// - Throws: 404 for a channel that does not take push ingest, 403 when its token variable was
+    ///   not set at start (push is disabled) or the token is wrong, 401 without a bearer token
+    ///   (the HTTP layer adds `WWW-Authenticate: Bearer`).
+    public func authorize(channel name: String, authorization: String?) throws(PushError) {
+        let channel = try self.channel(name)
+        guard let expected = channel.token else {
+            throw rejected(
+                PushError(
+                    status: 403, "push ingest disabled: \(channel.source.tokenEnvironmentVariable) is not set",
+                    reason: .disabled))
+        }
+        guard let authorization, let presented = PushAuthorization.bearerToken(authorization) else {
+            throw rejected(
+                PushError(status: 401, "ingest needs Authorization: Bearer <token>", reason: .missingCredentials))
+        }
+        guard PushAuthorization.matches(presented, expected: expected) else {
+            throw rejected(PushError(status: 403, "wrong ingest token", reason: .wrongToken))
+        }
+    }
+
+    /// Starts an upload of `path` (the components after `/ingest/{channel}/`). Call
+    /// ``authorize(channel:authorization:)`` first.
+    ///
+    /// - Throws: 404 unknown channel, 400 hostile path, 415 unknown file type, 413 when
+    ///   `contentLength` exceeds `max_upload_bytes` (1 MiB for playlists), 500 if the file cannot
+    ///   be created.
+    public func beginUpload(
+        channel name: String, path components: [String], contentLength: Int?
+    ) throws(PushError)
+        -> PushUpload
+    {
+        let channel = try self.channel(name)
+        let path: PushPath
+        do { path = try PushPath(components) } catch { throw rejected(error) }
+        let limit =
+            path.kind == .playlist
+            ? min(Self.maxPlaylistBytes, channel.source.maxUploadBytes) : channel.source.maxUploadBytes
+        if let contentLength, contentLength > limit {
+            throw rejected(Self.tooLarge(path, limit: limit))
+        }
+        var sink = PushUpload.Sink.buffer([])
+        if path.kind == .segment {
+            let number = channel.state.withLockedValue { state -> UInt64 in
+                state.nextFile += 1
+                return state.nextFile
+            }
+            let final = "\(channel.directory)/\(channel.runTag)-\(number).\(path.fileExtension)"
+            let fd: Int32
+            do { fd = try PushStorage.create(final + ".part") } catch { throw rejected(error) }
+            sink = .file(fd: fd, temporary: final + ".part", final: final)
+        }
+        return PushUpload(
+            ingest: self, channel: channel, path: path, contentLength: contentLength, limit: limit, sink: sink)
+    }
+
+    /// The encoder deleted `path`. Listed segments, and removed ones still fetchable (C7), stay
+    /// until their deadline; nothing else is kept.
+    ///
+    /// - Throws: 404 unknown channel, 400 hostile path, 415 unknown file type.
+    public func delete(channel name: String, path components: [String]) throws(PushError) {
+        let channel = try self.channel(name)
+        let path: PushPath
+        do { path = try PushPath(components) } catch { throw rejected(error) }
+        guard path.kind == .segment else { return }  // playlists are not stored
+        apply(channel) { window, now in window.segmentDeleted(path: path.description, now: now) }
+    }
+
+    /// Expires removed segments past their C7 deadline in every channel and deletes their files.
+    public func expire() {
+        for name in channels.keys.sorted() {
+            apply(channels[name]!) { window, now in window.expire(now: now) }
+        }
+    }
+
+    /// Expires once a second until graceful shutdown, then removes the temporary state directory
+    /// if Headwater made one (a configured `server.state` is left as it is).
+    public func run() async throws {
+        defer { if ownsStateDirectory { removeTemporaryState() } }
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                self.expire()
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    private func removeTemporaryState() {
+        for channel in channels.values {
+            PushStorage.removeOwnFiles(in: channel.directory)
+            PushStorage.removeDirectory(channel.directory)
+        }
+        PushStorage.removeDirectory(stateDirectory + "/push")
+        PushStorage.removeDirectory(stateDirectory)
+    }
+
+    // MARK: Completing uploads (from PushUpload)
+
+    func stored(_ channel: PushChannel, _ path: PushPath, file: SegmentFile, probe: SegmentProbe?) {
+        apply(channel) { window, now in
+            window.segmentStored(path: path.description, file: file, completedAt: now, probe: probe)
+        }
+    }
+
+    func received(_ channel: PushChannel, _ path: PushPath, bytes: [UInt8]) throws(PushError) {
+        let playlist: Playlist
+        do {
+            playlist = try PlaylistParser().parse(bytes)
+        } catch {
+            throw rejected(PushError(status: 422, "\(path): \(error.description)", reason: .malformedPlaylist))
+        }
+        var failure: PushError?
+        apply(channel) { window, now in
+            switch playlist {
+            case .media(let media):
+                do throws(PushError) {
+                    return try window.playlistReceived(path: path.description, media, now: now)
+                } catch {
+                    failure = error
+                    return PushWindow.Outcome()
+                }
+            case .multivariant(let multivariant):
+                return window.multivariantReceived(path: path.description, multivariant, now: now)
+            }
+        }
+        if let failure { throw rejected(failure) }
+    }
+
+    @discardableResult
+    func rejected(_ error: PushError) -> PushError {
+        countersBox.withLockedValue { $0.count(error.reason) }
+        return error
+    }
+
+    // MARK: Internals
+
+    private func channel(_ name: String) throws(PushError) -> PushChannel {
+        guard let channel = channels[name] else {
+            throw rejected(
+                PushError(status: 404, "no channel \"\(name)\" takes push ingest", reason: .unknownChannel))
+        }
+        return channel
+    }
+
+    /// Runs one window event under the channel's lock, publishes the new version if it changed,
+    /// then (outside the lock) deletes files nothing refers to and logs what the event reported.
+    private func apply(_ channel: PushChannel, _ event: (inout PushWindow, Int64) -> PushWindow.Outcome) {
+        let now = clock.now()
+        let outcome = channel.state.withLockedValue { state in
+            let outcome = event(&state.window, now)
+            if outcome.changed { registry.publish(state.window.snapshot(now: now)) }
+            return outcome
+        }
+        for file in outcome.filesToDelete { PushStorage.remove(file) }
+        guard !outcome.reports.isEmpty else { return }
+        countersBox.withLockedValue { counters in
+            for report in outcome.reports {
+                switch report.kind {
+                case .extinfAboveTargetDuration: counters.segmentsOverTargetDuration += 1
+                case .missingSegment: counters.missingSegments += 1
+                case .encoderRestart: counters.encoderRestarts += 1
+                case .misaligned, .segmentDelayed: break
+                }
+            }
+        }
+        for report in outcome.reports {
+            let metadata: Logger.Metadata = [
+                "hls.channel.id": "\(channel.name)", "hls.rendition": "\(report.rendition)",
+                "push.report": "\(report.kind.rawValue)",
+            ]
+            switch report.kind {
+            case .encoderRestart: logger.notice("\(report.message)", metadata: metadata)
+            case .segmentDelayed: logger.debug("\(report.message)", metadata: metadata)
+            default: logger.warning("\(report.message)", metadata: metadata)
+            }
+        }
+    }
+
+    static func tooLarge(_ path: PushPath, limit: Int) -> PushError {
+        PushError(status: 413, "\(path) is larger than the \(limit)-byte limit", reason: .tooLarge)
+    }
+
+    private static func lookUp(_ variable: String, in environment: [String: String]?) -> String? {
+        let value: String?
+        if let environment {
+            value = environment[variable]
+        } else {
+            value = getenv(variable).map { String(cString: $0) }
+        }
+        guard let value, !value.isEmpty else { return nil }
+        return value
+    }
+}
+
+/// One push channel: its configuration, credentials, directory and window.
+final class PushChannel: Sendable {
+    struct State: Sendable {
+        var window: PushWindow
+        var nextFile: UInt64 = 0
+    }
+
+    let name: String
+    let source: HeadwaterConfiguration.Channel.PushSource
+    /// `nil` when the token variable was unset at start: push is disabled.
+    let token: [UInt8]?
+    let directory: String
+    /// Prefix of stored file names (`{run}-{n}.ts`), as in served names.
+    let runTag: String
+    let state: NIOLockedValueBox<State>
+
+    init(
+        name: String, source: HeadwaterConfiguration.Channel.PushSource, token: [UInt8]?, directory: String,
+        runTag: String, window: PushWindow
+    ) {
+        self.name = name
+        self.source = source
+        self.token = token
+        self.directory = directory
+        self.runTag = runTag
+        self.state = NIOLockedValueBox(State(window: window))
+    }
+}

@@ -1,0 +1,158 @@
+import HeadwaterMedia
+import NIOConcurrencyHelpers
+public import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One upload in progress. Segments stream to a temporary file that ``finish()`` renames into
+/// place, so a truncated or aborted upload leaves nothing listed and no file behind; playlists are
+/// buffered and parsed on ``finish()``, so a malformed one changes nothing already published.
+///
+/// Sendable (the HTTP layer may hand it between tasks); calls are expected one at a time.
+public final class PushUpload: Sendable {
+    enum Sink: Sendable {
+        case file(fd: Int32, temporary: String, final: String)
+        case buffer([UInt8])
+    }
+
+    private struct State: Sendable {
+        var sink: Sink?
+        var received = 0
+        /// FNV-1a 64 of the bytes so far: the stored segment's ETag.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    }
+
+    /// The path below `/ingest/{channel}/`.
+    public let path: PushPath
+    private let ingest: PushIngest
+    private let channel: PushChannel
+    private let contentLength: Int?
+    private let limit: Int
+    private let state: NIOLockedValueBox<State>
+
+    init(ingest: PushIngest, channel: PushChannel, path: PushPath, contentLength: Int?, limit: Int, sink: Sink) {
+        self.ingest = ingest
+        self.channel = channel
+        self.path = path
+        self.contentLength = contentLength
+        self.limit = limit
+        self.state = NIOLockedValueBox(State(sink: sink))
+    }
+
+    deinit { discard() }
+
+    /// Appends body bytes.
+    ///
+    /// - Throws: 413 past the size limit, 500 when the disk refuses; the upload is aborted then.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(PushError) {
+        let result: Result<Void, PushError> = state.withLockedValue { state in
+            guard let sink = state.sink else {
+                return .failure(PushError(status: 400, "upload already finished or aborted", reason: .truncated))
+            }
+            guard state.received + bytes.count <= limit else {
+                return .failure(PushIngest.tooLarge(path, limit: limit))
+            }
+            switch sink {
+            case .file(let fd, _, _):
+                do throws(PushError) { try PushStorage.writeAll(fd, bytes) } catch { return .failure(error) }
+            case .buffer(var buffer):
+                state.sink = nil  // keep the buffer uniquely referenced while appending
+                buffer.append(contentsOf: bytes)
+                state.sink = .buffer(buffer)
+            }
+            var hash = state.hash
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+            state.hash = hash
+            state.received += bytes.count
+            return .success(())
+        }
+        if case .failure(let error) = result {
+            discard()
+            throw ingest.rejected(error)
+        }
+    }
+
+    public func write(_ bytes: [UInt8]) throws(PushError) {
+        let failure = bytes.withUnsafeBytes { raw in Result { () throws(PushError) in try write(raw) } }
+        try failure.get()
+    }
+
+    public func write(_ buffer: ByteBuffer) throws(PushError) {
+        let failure = buffer.withUnsafeReadableBytes { raw in Result { () throws(PushError) in try write(raw) } }
+        try failure.get()
+    }
+
+    /// Completes the upload: a segment is renamed into place and offered to the channel's window;
+    /// a playlist is parsed and followed.
+    ///
+    /// - Throws: 400 when fewer bytes than `Content-Length` arrived, 422 `path: line N: …` for a
+    ///   playlist that does not parse, 409/400 for a playlist whose rendition name clashes or is
+    ///   unusable, 500 for a disk error. Nothing is listed or kept then.
+    public func finish() throws(PushError) {
+        let taken: (sink: Sink?, received: Int, hash: UInt64) = state.withLockedValue { state in
+            defer { state.sink = nil }
+            return (state.sink, state.received, state.hash)
+        }
+        guard let sink = taken.sink else {
+            throw PushError(status: 400, "upload already finished or aborted", reason: .truncated)
+        }
+        if let contentLength, taken.received != contentLength {
+            Self.discard(sink)
+            throw ingest.rejected(
+                PushError(
+                    status: 400, "\(path): upload ended after \(taken.received) of \(contentLength) bytes",
+                    reason: .truncated))
+        }
+        switch sink {
+        case .buffer(let bytes):
+            try ingest.received(channel, path, bytes: bytes)
+        case .file(let fd, let temporary, let final):
+            close(fd)
+            do { try PushStorage.move(temporary, to: final) } catch {
+                PushStorage.remove(temporary)
+                throw ingest.rejected(error)
+            }
+            let now = ingest.clock.now()
+            let hex = String(taken.hash, radix: 16)
+            let file = SegmentFile(
+                path: final, length: Int64(taken.received),
+                entityTag: "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\"",
+                contentType: PushPath.contentType(forExtension: path.fileExtension), lastModified: now / 1_000_000)
+            ingest.stored(
+                channel, path, file: file, probe: Self.probe(final, extension: path.fileExtension, limit: limit))
+        }
+    }
+
+    /// Abandons the upload (the client went away): nothing is listed, the partial file is removed.
+    public func abort() {
+        let wasOpen = state.withLockedValue { $0.sink != nil }
+        discard()
+        if wasOpen { ingest.rejected(PushError(status: 400, "\(path): upload aborted", reason: .truncated)) }
+    }
+
+    private func discard() {
+        let sink = state.withLockedValue { state in
+            defer { state.sink = nil }
+            return state.sink
+        }
+        if let sink { Self.discard(sink) }
+    }
+
+    private static func discard(_ sink: Sink) {
+        if case .file(let fd, let temporary, _) = sink {
+            close(fd)
+            PushStorage.remove(temporary)
+        }
+    }
+
+    /// Codecs, resolution and frame rate of a stored MPEG-TS or packed-audio segment, for the
+    /// generated multivariant playlist; `nil` for other types or media that does not probe.
+    private static func probe(_ path: String, extension ext: String, limit: Int) -> SegmentProbe? {
+        guard ext == "ts" || ext == "aac", let bytes = PushStorage.contents(of: path, limit: limit) else { return nil }
+        return ext == "ts" ? try? TransportStreamProbe.probe(bytes) : try? PackedAudioProbe.probe(bytes)
+    }
+}
