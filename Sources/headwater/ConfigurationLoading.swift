@@ -53,6 +53,8 @@ enum ConfigurationLoading {
                 } catch {
                     problems.append(.init(file: file, line: nil, keyPath: "channels.\(channel.name).source.package", message: error.description))
                 }
+            case .push:
+                break  // nothing to load: encoders push segments and playlists at run time
             }
         }
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }

@@ -65,7 +65,21 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.port = port
         serverConfiguration.publicDirectory = configuration.server.publicDirectory
         serverConfiguration.cors = configuration.server.cors
-        let server = OriginServer(configuration: serverConfiguration, content: registry, ingest: nil, logger: logger)
+        // Push channels: encoders PUT segments and playlists to /ingest/{channel}/…
+        var ingest: (any IngestSink)?
+        if configuration.channels.contains(where: { if case .push = $0.source { true } else { false } }) {
+            let push: PushIngest
+            do {
+                push = try PushIngest(configuration: configuration, registry: registry, clock: clock, logger: logger)
+            } catch {
+                ConfigurationLoading.exit(with: ConfigurationError(problems: [
+                    .init(file: "server.state", line: nil, keyPath: "server.state", message: error.message)
+                ]))
+            }
+            services.append(push)
+            ingest = PushIngestSink(push)
+        }
+        let server = OriginServer(configuration: serverConfiguration, content: registry, ingest: ingest, logger: logger)
         services.append(server)
 
         let group = ServiceGroup(

@@ -49,7 +49,7 @@ struct ConfigurationTests {
             let lines = error.problems.map(\.description)
             #expect(lines.contains("h.yaml:2: server.listen: must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080, got \"localhost\""), "\(lines)")
             #expect(lines.contains { $0.hasPrefix("h.yaml:3: server.colour: unknown key") }, "\(lines)")
-            #expect(lines.contains("h.yaml:7: channels.demo.source.type: unknown source type \"tape\" (expected: loop)"), "\(lines)")
+            #expect(lines.contains("h.yaml:7: channels.demo.source.type: unknown source type \"tape\" (expected: loop, push)"), "\(lines)")
             #expect(lines.contains("h.yaml:8: channels.demo.window: must be between 6 and 86400, got 2"), "\(lines)")
             #expect(lines.contains { $0.hasPrefix("h.yaml:9: channels.bad name: channel names are") }, "\(lines)")
             #expect(error.problems.count == 5, "\(lines)")

@@ -192,7 +192,7 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
             rejectKeys(["package"], reader: &reader)
             return .push(parsePushSource(entries, path: path, reader: &reader))
         default:
-            reader.fail(typeEntry.value, "\(path).type", "unknown source type \"\(type)\" (expected: loop)")
+            reader.fail(typeEntry.value, "\(path).type", "unknown source type \"\(type)\" (expected: loop, push)")
             return nil
         }
     }
