@@ -26,6 +26,30 @@ struct ServeCommandTests {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// A plain HTTP/1.0 GET over a socket (no caching, no content negotiation): the response text.
+    static func get(port: Int, path: String) -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return "" }
+        let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard write(fd, request, request.count) == request.count else { return "" }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count <= 0 { break }
+            response += buffer[..<count]
+        }
+        return String(decoding: response, as: UTF8.self)
+    }
+
     static func which(_ tool: String) -> String? {
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
             let path = "\(directory)/\(tool)"
@@ -34,12 +58,14 @@ struct ServeCommandTests {
         return nil
     }
 
-    /// Starts `headwater serve` in the repository (default config) on a free port; waits until it answers.
-    static func startServer() throws -> (Process, Int, URL) {
+    /// Starts `headwater serve` in the repository (default config, or `config`) on a free port;
+    /// waits until it answers.
+    static func startServer(config: String? = nil, environment: [String: String] = [:]) throws -> (Process, Int, URL) {
         let port = try freePort()
         let process = Process()
         process.executableURL = HeadwaterProcess.executable
-        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
+        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"] + (config.map { ["--config", $0] } ?? [])
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.currentDirectoryURL = repository
         // The log goes to a file: a pipe nobody drains fills up with access-log lines and blocks the server.
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("headwater-serve-\(port).log")
@@ -49,7 +75,7 @@ struct ServeCommandTests {
         process.standardOutput = handle
         try process.run()
         for _ in 0..<100 {
-            if let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/healthz")!), !data.isEmpty { break }
+            if get(port: port, path: "/healthz").hasPrefix("HTTP/1.1 200") { break }
             Thread.sleep(forTimeInterval: 0.1)
         }
         return (process, port, log)
@@ -103,6 +129,78 @@ struct ServeCommandTests {
         try? FileManager.default.removeItem(at: log)
         #expect(serverLog.contains("listening"), "\(serverLog.prefix(500))")
         #expect(serverLog.contains("GET /live/demo/v1.m3u8 200"), "one access log line per request")
+    }
+
+    static func run(_ executable: String, _ arguments: [String]) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardError = output
+        process.standardOutput = output
+        try process.run()
+        return (process, output)
+    }
+
+    @Test("ffmpeg pushes a live stream with PUT while another ffmpeg reads it back for 30 s without errors")
+    func pushAndReadBack() throws {
+        let ffmpeg = try #require(Self.which("ffmpeg"), "ffmpeg is required (apt-get install -y ffmpeg; .ci/run installs it)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hw-push-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("headwater.yaml")
+        try """
+            channels:
+              live:
+                source:
+                  type: push
+                  token_env: HW_TEST_INGEST_TOKEN
+                  target_duration: 2
+                window: 12
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (server, port, log) = try Self.startServer(config: config.path, environment: ["HW_TEST_INGEST_TOKEN": "s3cret"])
+        defer { if server.isRunning { server.terminate() } }
+
+        let (pusher, pushOutput) = try Self.run(ffmpeg, [
+            "-hide_banner", "-nostdin", "-loglevel", "error", "-re",
+            "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+            "-c:v", "libx264", "-preset", "veryfast", "-g", "50", "-keyint_min", "50", "-sc_threshold", "0", "-b:v", "200k",
+            "-c:a", "aac", "-b:a", "48k", "-f", "hls", "-hls_time", "2", "-hls_list_size", "6",
+            "-hls_flags", "delete_segments", "-method", "PUT", "-headers", "Authorization: Bearer s3cret\r\n",
+            "-t", "48", "http://127.0.0.1:\(port)/ingest/live/stream.m3u8",
+        ])
+        // The playlist is served once it lasts three target durations.
+        var ready = false
+        for attempt in 0..<200 where !ready {
+            Thread.sleep(forTimeInterval: 0.1)
+            _ = attempt
+            ready = Self.get(port: port, path: "/live/live/stream.m3u8").contains("#EXTINF")
+        }
+        #expect(ready, "the pushed channel went live")
+        let (reader, readOutput) = try Self.run(ffmpeg, [
+            "-hide_banner", "-nostdin", "-loglevel", "repeat+level+verbose", "-rw_timeout", "10000000",
+            "-m3u8_hold_counters", "6", "-max_reload", "3", "-i", "http://127.0.0.1:\(port)/live/live/master.m3u8",
+            "-map", "0", "-t", "30", "-f", "null", "-",
+        ])
+        let text = String(decoding: readOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        reader.waitUntilExit()
+        let pushed = String(decoding: pushOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        pusher.waitUntilExit()
+        #expect(reader.terminationStatus == 0)
+        #expect(pusher.terminationStatus == 0, "ffmpeg push: \(pushed.prefix(500))")
+        for failure in ["Media sequence changed unexpectedly", "HTTP error", "Failed to open segment"] {
+            #expect(!text.contains(failure), "reader: \(failure)")
+        }
+        let noise = ["non monotonically increasing dts", "Packet corrupt", "corrupt input packet", "out of order"]
+        let errors = text.split(separator: "\n").filter { $0.contains("[error]") && !noise.contains(where: $0.contains) }
+        #expect(errors.isEmpty, "\(errors)")
+        let times = text.components(separatedBy: "time=").dropFirst().compactMap { $0.split(separator: " ").first }
+        #expect(times.last.map { $0.hasPrefix("00:00:30") } == true, "30 s read back; last progress time: \(times.last ?? "none")")
+        server.terminate()
+        server.waitUntilExit()
+        let serverLog = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(at: log)
+        #expect(serverLog.contains("PUT /ingest/live/stream.m3u8 201"), "\(serverLog.suffix(800))")
     }
 
     @Test("check-config accepts the shipped configuration and reports a broken one as file:line: key.path: message, exit 78")
