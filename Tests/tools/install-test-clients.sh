@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the real HLS clients the tests drive (../shared/CLIENTS.md): ffmpeg, Chromium, and hls.js
+# (from the PyPI wheel of gradio, which ships it as an ES module; fetched at test time, never
+# committed). Idempotent; run by .ci/run, and by hand before `swift test` on a new machine.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+need=()
+command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
+command -v chromium >/dev/null 2>&1 || need+=(chromium fonts-dejavu-core)
+dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "== installing: ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+target=.build/test-clients/hls.mjs
+if [ ! -s "$target" ]; then
+  echo "== fetching hls.js (gradio wheel from PyPI)"
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  python3 -m pip download --no-deps -q -d "$work" gradio
+  mkdir -p "$(dirname "$target")"
+  python3 - "$work" "$target" <<'PY'
+import glob, re, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/gradio-*.whl")[0]
+archive = zipfile.ZipFile(wheel)
+name = next(n for n in archive.namelist() if re.match(r"gradio/templates/frontend/assets/hls-[^/]*\.js$", n))
+source = archive.read(name).decode()
+# The module exports helpers only; also export the Hls class itself (the one with .Events).
+cls = re.findall(r"(\w+)\.Events\.DESTROYING", source)[0]
+source = re.sub(r"export\{([^}]*)\};?\s*$", lambda m: "export{" + m.group(1) + "," + cls + " as Hls};", source)
+open(sys.argv[2], "w").write(source)
+print("hls.js from", wheel.split("/")[-1], "->", sys.argv[2])
+PY
+fi
