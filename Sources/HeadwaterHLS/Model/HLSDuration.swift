@@ -203,20 +203,4 @@ enum DecimalWriter {
         return digits
     }
 
-    @inlinable
-    static func write(_ value: UInt64, into bytes: inout [UInt8]) {
-        var writer = ByteWriter(capacity: 20)
-        writer.appendDecimal(value)
-        writer.finish(appendingTo: &bytes)
-    }
-
-    @inlinable
-    static func write(_ value: Int64, into bytes: inout [UInt8]) {
-        if value < 0 {
-            bytes.append(UInt8(ascii: "-"))
-            write(value.magnitude, into: &bytes)
-        } else {
-            write(UInt64(value), into: &bytes)
-        }
-    }
 }

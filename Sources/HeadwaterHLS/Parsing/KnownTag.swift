@@ -1,6 +1,6 @@
 /// The tags the parser models, looked up by a hash of the name bytes (no `String` is built for a
 /// tag name on the hot path).
-enum KnownTag: String, CaseIterable {
+enum KnownTag: String {
     case extm3u = "EXTM3U"
     case extinf = "EXTINF"
     case programDateTime = "EXT-X-PROGRAM-DATE-TIME"

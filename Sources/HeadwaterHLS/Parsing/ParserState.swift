@@ -4,6 +4,9 @@ struct ParserState {
 
     let bytes: UnsafeBufferPointer<UInt8>
     let limits: PlaylistParser.Limits
+    /// Whether to record line numbers (``SourceMap``): only tools that report by line need them, so
+    /// the origin's parses skip the per-segment bookkeeping.
+    let recordsSourceMap: Bool
     private var lineNumber = 0
     private var kind = Kind.undetermined
     private var kindLine = 0
@@ -29,9 +32,10 @@ struct ParserState {
     private var multivariant = MultivariantPlaylist()
     private var pendingVariant: (variant: VariantStream, line: Int)?
 
-    init(bytes: UnsafeBufferPointer<UInt8>, limits: PlaylistParser.Limits) {
+    init(bytes: UnsafeBufferPointer<UInt8>, limits: PlaylistParser.Limits, recordsSourceMap: Bool) {
         self.bytes = bytes
         self.limits = limits
+        self.recordsSourceMap = recordsSourceMap
         // A segment takes at least ~20 bytes of playlist text (`#EXTINF:1,\nx\n` and more in practice).
         media.segments.reserveCapacity(min(bytes.count / 48, limits.maxSegments))
     }
@@ -218,16 +222,16 @@ struct ParserState {
                 throw invalid(tagName, "must be a decimal-integer ≥ 1", valueRange)
             }
             version = Int(v)
-            map.tags[tagName] = lineNumber
+            if recordsSourceMap { map.tags[tagName] = lineNumber }
         case .independentSegments:
             try noValue(tagName, valueRange)
             guard !independentSegments else { throw duplicate(tagName) }
             independentSegments = true
-            map.tags[tagName] = lineNumber
+            if recordsSourceMap { map.tags[tagName] = lineNumber }
         case .start:
             guard start == nil else { throw duplicate(tagName) }
             start = try attributeTag(StartPoint.self, valueRange)
-            map.tags[tagName] = lineNumber
+            if recordsSourceMap { map.tags[tagName] = lineNumber }
         case .define:
             definitions.append(try attributeTag(VariableDefinition.self, valueRange))
 
@@ -272,7 +276,7 @@ struct ParserState {
             try noValue(tagName, valueRange)
             guard !media.endList else { throw duplicate(tagName) }
             media.endList = true
-            map.tags[tagName] = lineNumber
+            if recordsSourceMap { map.tags[tagName] = lineNumber }
         case .skip:
             try kindIs(.media, tagName)
             guard media.skip == nil else { throw duplicate(tagName) }
@@ -280,7 +284,7 @@ struct ParserState {
                 throw PlaylistParseError(.misplacedTag, line: lineNumber, "\(tagName) must come before the first listed segment (§4.4.5.2)")
             }
             media.skip = try attributeTag(Skip.self, valueRange)
-            map.tags[tagName] = lineNumber
+            if recordsSourceMap { map.tags[tagName] = lineNumber }
         case .preloadHint:
             try kindIs(.media, tagName)
             media.preloadHints.append(try attributeTag(PreloadHint.self, valueRange))
@@ -304,7 +308,7 @@ struct ParserState {
         case .dateRange:
             try segmentTag(tagName)
             let range = try attributeTag(DateRange.self, valueRange)
-            if map.dateRanges[range.id] == nil { map.dateRanges[range.id] = lineNumber }
+            if recordsSourceMap, map.dateRanges[range.id] == nil { map.dateRanges[range.id] = lineNumber }
             pending.dateRanges.append(range)
         case .gap:
             try segmentTag(tagName)
@@ -367,7 +371,7 @@ struct ParserState {
         case .media:
             try kindIs(.multivariant, tagName)
             multivariant.renditions.append(try attributeTag(Rendition.self, valueRange))
-            map.renditions.append(lineNumber)
+            if recordsSourceMap { map.renditions.append(lineNumber) }
             try checkCount(multivariant.renditions.count + multivariant.variants.count)
         case .streamInf:
             try kindIs(.multivariant, tagName)
@@ -426,7 +430,7 @@ struct ParserState {
             var variant = pendingVariant.variant
             variant.uri = text(range)
             multivariant.variants.append(variant)
-            map.variants.append(pendingVariant.line)
+            if recordsSourceMap { map.variants.append(pendingVariant.line) }
             self.pendingVariant = nil
             try checkCount(multivariant.renditions.count + multivariant.variants.count)
         case .undetermined, .media:
@@ -439,7 +443,9 @@ struct ParserState {
             segment.byteRange = pendingByteRange?.range
             swap(&segment.tags, &pending)  // leaves `pending` empty without copying the tags
             media.segments.append(consume segment)
-            map.segments.append((pendingFirstLine == 0 ? extinf.line : pendingFirstLine, extinf.line, lineNumber))
+            if recordsSourceMap {
+                map.segments.append((pendingFirstLine == 0 ? extinf.line : pendingFirstLine, extinf.line, lineNumber))
+            }
             pendingTagCount = 0
             pendingFirstLine = 0
             pendingEXTINF = nil
@@ -475,7 +481,7 @@ struct ParserState {
         if segmentPhase {
             throw PlaylistParseError(.misplacedTag, line: lineNumber, "\(tagName) must appear before the first media segment (§4.4.3)")
         }
-        map.tags[tagName] = lineNumber
+        if recordsSourceMap { map.tags[tagName] = lineNumber }
     }
 
     private mutating func segmentTag(_ tagName: String) throws(PlaylistParseError) {

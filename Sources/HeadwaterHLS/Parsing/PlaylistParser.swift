@@ -29,7 +29,7 @@ public struct PlaylistParser: Sendable {
 
     /// Parses a playlist of either kind.
     public func parse(_ bytes: [UInt8]) throws(PlaylistParseError) -> Playlist {
-        try parseWithSourceMap(bytes).playlist
+        try run(bytes, recordsSourceMap: false).playlist
     }
 
     /// Parses a playlist of either kind from text.
@@ -57,13 +57,19 @@ public struct PlaylistParser: Sendable {
 
     /// Parses and also returns where each element was found, for tools that report by line (`lint`).
     public func parseWithSourceMap(_ bytes: [UInt8]) throws(PlaylistParseError) -> (playlist: Playlist, sourceMap: SourceMap) {
+        try run(bytes, recordsSourceMap: true)
+    }
+
+    private func run(_ bytes: [UInt8], recordsSourceMap: Bool) throws(PlaylistParseError)
+        -> (playlist: Playlist, sourceMap: SourceMap)
+    {
         guard bytes.count <= limits.maxBytes else {
             throw PlaylistParseError(.limitExceeded, line: 1, "playlist is \(bytes.count) bytes, limit is \(limits.maxBytes)")
         }
         let limits = self.limits
         return try bytes.withUnsafeBufferPointer {
             (buffer) throws(PlaylistParseError) -> (playlist: Playlist, sourceMap: SourceMap) in
-            var state = ParserState(bytes: buffer, limits: limits)
+            var state = ParserState(bytes: buffer, limits: limits, recordsSourceMap: recordsSourceMap)
             try state.run()
             return try state.finish()
         }
