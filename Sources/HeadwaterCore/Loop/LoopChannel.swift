@@ -24,7 +24,6 @@ public struct LoopChannel: Sendable {
         let first = timeline.windowStart(endingAt: last, window: window, targetDuration: package.targetDuration)
         let n = UInt64(timeline.segmentCount)
         var playlist = MediaPlaylist(targetDuration: package.targetDuration, mediaSequence: first)
-        playlist.version = 3
         let firstIsLoopStart = first % n == 0 && first > 0
         playlist.discontinuitySequence = timeline.discontinuitySequenceNumber(of: first) - (firstIsLoopStart ? 1 : 0)
         playlist.segments.reserveCapacity(Int(last - first + 1))

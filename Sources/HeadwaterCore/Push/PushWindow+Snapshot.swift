@@ -74,7 +74,7 @@ extension PushWindow {
             playlist.renditions[index].uri = "\(name).m3u8"
         }
         let required = PlaylistValidator.requiredVersion(playlist).version
-        playlist.version = max(3, required)  // decimal EXTINF is written, which needs version 3
+        playlist.version = required > 1 ? required : nil
         return playlist
     }
 
@@ -112,7 +112,7 @@ extension PushWindow {
             playlist.variants.append(VariantStream(attributes: attributes, uri: "\(name).m3u8"))
         }
         let required = PlaylistValidator.requiredVersion(playlist).version
-        playlist.version = max(3, required)  // decimal EXTINF is written, which needs version 3
+        playlist.version = required > 1 ? required : nil
         return playlist
     }
 

@@ -166,7 +166,7 @@ public struct PushWindow: Sendable {
         var playlist = state.window
         // EXT-X-VERSION as required by what is listed, no higher (A8).
         let required = PlaylistValidator.requiredVersion(playlist).version
-        playlist.version = max(3, required)  // decimal EXTINF is written, which needs version 3
+        playlist.version = required > 1 ? required : nil
         return playlist
     }
 

@@ -5,10 +5,15 @@ import NIOCore
 public enum PlaylistRendering {
     /// Renders a media playlist. `tag` identifies the resource in the ETag (`"demo-v0-…"`); the
     /// version (the last media sequence number, monotonic) completes it.
+    ///
+    /// EXT-X-VERSION is set here, for every producer: what the playlist's features require, and at
+    /// least 3, because the serializer writes EXTINF in decimal form (A8/A9, §4.4.4.1).
     public static func render(
         _ playlist: MediaPlaylist, tag: String, version: UInt64, publishedAt: Int64
     ) -> RenderedPlaylist {
-        render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
+        var playlist = playlist
+        playlist.version = max(playlist.version ?? 0, 3, PlaylistValidator.requiredVersion(playlist).version)
+        return render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
             targetDuration: playlist.targetDuration)
     }
 
