@@ -1,3 +1,5 @@
+import HeadwaterCore
+
 /// An entity tag (RFC 9110 §8.8.3) as it appears in `ETag`: `"opaque"` or `W/"opaque"`.
 ///
 /// Headwater's tags are strong: a segment's bytes never change under its URI, and a playlist
@@ -196,50 +198,6 @@ public struct EntityTag: Sendable, Hashable, CustomStringConvertible {
             j += 1
         }
         return true
-    }
-}
-
-/// FNV-1a, 64-bit (Fowler–Noll–Vo): a fast, dependency-free, non-cryptographic hash for deriving
-/// segment ``EntityTag``s from content. Streaming: feed ingest chunks as they arrive.
-///
-/// It is not collision-resistant against an adversary; that is fine for an ETag, which is only
-/// ever compared with earlier tags of the same URI, whose bytes Headwater itself published.
-public struct FNV1a64: Sendable, Hashable {
-    public static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
-    public static let prime: UInt64 = 0x0000_0100_0000_01b3
-
-    /// The hash of everything fed so far.
-    public private(set) var value: UInt64 = FNV1a64.offsetBasis
-
-    public init() {}
-
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        var hash = value
-        for byte in bytes {
-            hash = (hash ^ UInt64(byte)) &* Self.prime
-        }
-        value = hash
-    }
-
-    @inlinable
-    public mutating func update(_ bytes: some Sequence<UInt8>) {
-        let done: Void? = bytes.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
-        if done == nil {
-            for byte in bytes { updateByte(byte) }
-        }
-    }
-
-    @usableFromInline
-    mutating func updateByte(_ byte: UInt8) {
-        value = (value ^ UInt64(byte)) &* Self.prime
-    }
-
-    /// The hash of `bytes`.
-    @inlinable
-    public static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
-        var hasher = FNV1a64()
-        hasher.update(bytes)
-        return hasher.value
     }
 }
 

@@ -1,5 +1,6 @@
 import HeadwaterHTTP
 import HeadwaterTesting
+import HeadwaterCore
 import Testing
 
 @Test func segmentTagFromStableId() {
@@ -64,6 +65,12 @@ func validatesFieldValues(_ text: String, _ valid: Bool) {
 @Test func fnv1a64KnownVectors() {
     #expect(FNV1a64.hash([UInt8]()) == 0xcbf2_9ce4_8422_2325)
     #expect(FNV1a64.hash(Array("a".utf8)) == 0xaf63_dc4c_8601_ec8c)
+    var empty = FNV1a64()
+    empty.update([UInt8]())
+    #expect(empty.hexDigest == "cbf29ce484222325")
+    var a = FNV1a64()
+    a.update([0x61])
+    #expect(a.hexDigest == "af63dc4c8601ec8c")
     #expect(FNV1a64.hash("foobar".utf8) == 0x8594_4171_f739_67e8)
     #expect(FNV1a64.hash((0...255).map { UInt8($0) }) == 0x4242_dc52_49c3_3625)
 }

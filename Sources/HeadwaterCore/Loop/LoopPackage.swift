@@ -179,12 +179,12 @@ public struct LoopPackage: Sendable {
             meter.add(byteCount: bytes.count, durationMicroseconds: segment.duration.microseconds)
             let modified = (try? FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as? Date)
                 .flatMap { $0 }.map { Int64($0.timeIntervalSince1970) } ?? 0
-            let hash = bytes.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01B3 }
-            let hex = String(hash, radix: 16)
+            var hash = FNV1a64()
+            hash.update(bytes)
             segments.append(Segment(
                 file: SegmentFile(
                     path: file, length: Int64(bytes.count),
-                    entityTag: "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\"",
+                    entityTag: "\"\(hash.hexDigest)\"",
                     contentType: "video/mp2t", lastModified: modified),
                 duration: segment.duration))
         }

@@ -23,7 +23,7 @@ public final class PushUpload: Sendable {
         var sink: Sink?
         var received = 0
         /// FNV-1a 64 of the bytes so far: the stored segment's ETag.
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var hash = FNV1a64()
     }
 
     /// The path below `/ingest/{channel}/`.
@@ -64,9 +64,7 @@ public final class PushUpload: Sendable {
                 buffer.append(contentsOf: bytes)
                 state.sink = .buffer(buffer)
             }
-            var hash = state.hash
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-            state.hash = hash
+            state.hash.update(bytes)
             state.received += bytes.count
             return .success(())
         }
@@ -93,7 +91,7 @@ public final class PushUpload: Sendable {
     ///   playlist that does not parse, 409/400 for a playlist whose rendition name clashes or is
     ///   unusable, 500 for a disk error. Nothing is listed or kept then.
     public func finish() throws(PushError) {
-        let taken: (sink: Sink?, received: Int, hash: UInt64) = state.withLockedValue { state in
+        let taken: (sink: Sink?, received: Int, hash: FNV1a64) = state.withLockedValue { state in
             defer { state.sink = nil }
             return (state.sink, state.received, state.hash)
         }
@@ -117,10 +115,9 @@ public final class PushUpload: Sendable {
                 throw ingest.rejected(error)
             }
             let now = ingest.clock.now()
-            let hex = String(taken.hash, radix: 16)
             let file = SegmentFile(
                 path: final, length: Int64(taken.received),
-                entityTag: "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\"",
+                entityTag: "\"\(taken.hash.hexDigest)\"",
                 contentType: PushPath.contentType(forExtension: path.fileExtension), lastModified: now / 1_000_000)
             ingest.stored(
                 channel, path, file: file, probe: Self.probe(final, extension: path.fileExtension, limit: limit))
