@@ -253,18 +253,20 @@ struct ServerSocketTests {
         let big = patternBytes(count: 24 * 1024 * 1024, seed: 5)
         let path = try directory.write("huge.ts", big)
         let content = Fixture.content(segments: ["huge.ts": segmentFile(path: path, length: big.count, tag: "huge")])
-        // 1 s, not less: under a loaded CI machine the gap between connecting and writing the first
-        // request must stay well below the idle timeout.
-        try await withServer(content: content, configure: { $0.idleTimeout = .seconds(1) }) { port in
+        // The server may close a connection before a request written right after connecting
+        // reaches it, when a loaded CI machine stalls this task past the idle timeout: that is the
+        // behaviour under test, not a failure, so such an attempt is retried on a new connection.
+        try await withServer(content: content, configure: { $0.idleTimeout = .seconds(2) }) { port in
             // Silent from the start, or after a response: closed once idle.
             let silent = try await RawClient.connect(port: port)
-            let used = try await RawClient.connect(port: port)
             let started = ContinuousClock.now
-            try await used.run { inbound, outbound in
+            try await RawClient.retryingWhenClosedBeforeRequest(port: port) { inbound, outbound in
                 var inbound = inbound
                 var bytes: [UInt8] = []
                 try await outbound.write(ByteBuffer(string: "GET /healthz HTTP/1.1\r\n\r\n"))
-                #expect(try await inbound.readResponses(1, into: &bytes).count == 1)
+                let responses = try await inbound.readResponses(1, into: &bytes)
+                if bytes.isEmpty { throw RawClient.ClosedBeforeResponse() }
+                #expect(responses.count == 1)
                 try await inbound.readToEnd(into: &bytes)
             }
             try await silent.run { inbound, _ in
@@ -273,17 +275,16 @@ struct ServerSocketTests {
                 try await inbound.readToEnd(into: &bytes)
                 #expect(bytes.isEmpty)
             }
-            #expect(ContinuousClock.now - started < .seconds(8))
+            #expect(ContinuousClock.now - started < .seconds(12))
 
             // A reader that pauses longer than the idle timeout mid-response still gets it all.
-            let slow = try await RawClient.connect(port: port)
-            try await slow.run { inbound, outbound in
+            try await RawClient.retryingWhenClosedBeforeRequest(port: port) { inbound, outbound in
                 var inbound = inbound
                 try await outbound.write(ByteBuffer(string: "GET /live/demo/v1/huge.ts HTTP/1.1\r\n\r\n"))
                 var bytes: [UInt8] = []
-                guard let first = try await inbound.next() else { throw CancellationError() }
+                guard let first = try await inbound.next() else { throw RawClient.ClosedBeforeResponse() }
                 bytes.append(first)
-                try await Task.sleep(for: .milliseconds(2_500))  // well past the 1 s idle timeout
+                try await Task.sleep(for: .milliseconds(4_500))  // well past the 2 s idle timeout
                 let responses = try await inbound.readResponses(1, into: &bytes)
                 #expect(responses.first?.body.count == big.count)
                 #expect(sameBytes(responses.first?.body, big))

@@ -440,6 +440,36 @@ struct RawClient {
     }
 }
 
+extension RawClient {
+    /// Connects and runs `body`, once more (up to three attempts) when the server had already
+    /// closed the connection before anything was read, as an idle timeout does to a connection
+    /// whose first request a stalled test task wrote too late.
+    static func retryingWhenClosedBeforeRequest(
+        port: Int,
+        _ body: (NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator, NIOAsyncChannelOutboundWriter<ByteBuffer>)
+            async throws -> Void
+    ) async throws {
+        for attempt in 1...3 {
+            do {
+                return try await connect(port: port).run(body)
+            } catch let error where attempt < 3 && isClosedEarly(error) {
+                continue
+            }
+        }
+    }
+
+    /// Thrown by a body that got no response byte at all before the peer closed.
+    struct ClosedBeforeResponse: Error {}
+
+    private static func isClosedEarly(_ error: any Error) -> Bool {
+        switch error {
+        case ChannelError.ioOnClosedChannel, is ClosedBeforeResponse: true
+        case let error as IOError: error.errnoCode == ECONNRESET
+        default: false
+        }
+    }
+}
+
 extension NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator {
     /// Reads until `count` complete responses are buffered or the peer closes.
     mutating func readResponses(
