@@ -36,6 +36,21 @@ struct PushRendition: Sendable {
     struct Identity: Sendable, Hashable {
         var path: String
         var entityTag: String?
+
+        init(path: String, entityTag: String?) {
+            self.path = path
+            self.entityTag = entityTag
+        }
+
+        /// A sub-range is identified by its file and offset; its ETag is not compared, as an
+        /// encoder re-uploading a growing file changes it without changing the segment.
+        init(path: String, range: (offset: UInt64, length: UInt64)?, file: SegmentFile?) {
+            if let range {
+                self.init(path: "\(path)@\(range.offset)", entityTag: nil)
+            } else {
+                self.init(path: path, entityTag: file?.entityTag)
+            }
+        }
     }
 
     let name: String

@@ -9,6 +9,9 @@ extension PushWindow {
         var keys: [[Key]]
         var dates: [ProgramDateTime?]
         var discontinuities: [UInt64]
+        /// Each segment's EXT-X-BYTERANGE with its offset made explicit (`nil`: whole resource,
+        /// or a range whose offset the playlist does not give).
+        var ranges: [(offset: UInt64, length: UInt64)?]
 
         init(_ playlist: MediaPlaylist) {
             var map: MediaInitializationSection?
@@ -29,6 +32,7 @@ extension PushWindow {
             }
             dates = playlist.programDateTimes()
             discontinuities = playlist.discontinuitySequenceNumbers()
+            ranges = playlist.resolvedByteRanges()
         }
     }
 
@@ -71,12 +75,15 @@ extension PushWindow {
         guard let next = rendition.nextEncoderSequence, let previous = rendition.encoder else { return .continuing }
         let sequence = playlist.effectiveMediaSequence
         var matches = 0
+        let ranges = playlist.resolvedByteRanges()
         for (index, segment) in playlist.segments.enumerated() {
             let encoderSequence = sequence &+ UInt64(index)
             guard encoderSequence < next, let identity = rendition.consumed[encoderSequence] else { continue }
             let path = PushPath.resolve(segment.uri, relativeTo: rendition.playlistPath) ?? segment.uri
-            let tag = uploads[path]?.file.entityTag
-            if path != identity.path || (identity.entityTag != nil && tag != nil && tag != identity.entityTag) {
+            let current = PushRendition.Identity(path: path, range: ranges[index], file: uploads[path]?.file)
+            if current.path != identity.path
+                || (identity.entityTag != nil && current.entityTag != nil && current.entityTag != identity.entityTag)
+            {
                 return .restart("encoder MSN \(encoderSequence) is now \(segment.uri), a different segment")
             }
             matches += 1
@@ -153,15 +160,20 @@ extension PushWindow {
             return candidate
         }
         if let map = context.maps[index] {
-            guard map.byteRange == nil, let path = PushPath.resolve(map.uri, relativeTo: rendition.playlistPath) else {
-                return missing("EXT-X-MAP \(map.uri) cannot be served (absolute URI or byte range)", permanent: true)
+            guard let path = PushPath.resolve(map.uri, relativeTo: rendition.playlistPath) else {
+                return missing("EXT-X-MAP \(map.uri) cannot be served (absolute URI)", permanent: true)
             }
             guard let upload = uploads[path] else {
                 return missing("EXT-X-MAP \(path) not uploaded yet", permanent: false)
             }
+            // A MAP BYTERANGE without an offset starts at byte 0 (§4.4.4.5); served with it explicit.
+            let range = map.byteRange.map { ByteRange(length: $0.length, offset: $0.offset ?? 0) }
+            if let range, let shortfall = Self.shortfall(upload.file, range) {
+                return missing("EXT-X-MAP \(path) \(shortfall)", permanent: false)
+            }
             let name = "\(configuration.runTag)-init\(upload.sequence).\(PushPath.fileExtension(path))"
             candidate.aux[name] = upload.file
-            candidate.map = MediaInitializationSection(uri: "\(rendition.name)/\(name)")
+            candidate.map = MediaInitializationSection(uri: "\(rendition.name)/\(name)", byteRange: range)
         }
         for key in context.keys[index] {
             guard let uri = key.uri, let path = PushPath.resolve(uri, relativeTo: rendition.playlistPath) else {
@@ -176,18 +188,34 @@ extension PushWindow {
             candidate.keys.append(served)
         }
         if source.tags.gap { return candidate }
-        guard source.byteRange == nil else { return missing("byte-range segments are not supported", permanent: true) }
         guard let path = PushPath.resolve(source.uri, relativeTo: rendition.playlistPath) else {
             return missing("an absolute URI cannot name an uploaded file", permanent: true)
         }
+        if source.byteRange != nil {
+            guard let range = context.ranges[index] else {
+                return missing("EXT-X-BYTERANGE without an offset and no previous range of \(source.uri)", permanent: true)
+            }
+            candidate.byteRange = ByteRange(length: range.length, offset: range.offset)
+        }
         guard let upload = mediaUpload(path, rendition) else {
             return missing("\(path) not uploaded yet", permanent: false)
+        }
+        if let range = candidate.byteRange, let shortfall = Self.shortfall(upload.file, range) {
+            return missing("\(path) \(shortfall)", permanent: false)
         }
         candidate.file = upload.file
         candidate.upload = upload.sequence
         candidate.completedAt = upload.completedAt
         candidate.media = upload.media
         return candidate
+    }
+
+    /// Why `file` cannot serve `range` (an upload of a growing file that does not reach it yet),
+    /// or `nil` when it can.
+    static func shortfall(_ file: SegmentFile, _ range: ByteRange) -> String? {
+        let (end, overflow) = (range.offset ?? 0).addingReportingOverflow(range.length)
+        guard overflow || end > UInt64(max(0, file.length)) else { return nil }
+        return "holds \(file.length) bytes; EXT-X-BYTERANGE \(range) needs \(overflow ? "more" : "\(end)")"
     }
 
     /// Whether segment `index` could be listed now (its upload, init section and keys are here).

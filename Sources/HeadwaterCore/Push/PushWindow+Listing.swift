@@ -7,6 +7,8 @@ extension PushWindow {
         /// The encoder's segment with MAP and KEY rewritten for serving (no discontinuity or date yet).
         var segment: MediaSegment
         var file: SegmentFile?
+        /// The sub-range of `file`, offset explicit, for an EXT-X-BYTERANGE segment.
+        var byteRange: ByteRange?
         /// The upload's sequence number.
         var upload: UInt64?
         var aux: [String: SegmentFile] = [:]
@@ -98,7 +100,7 @@ extension PushWindow {
             append(&rendition, candidate, msn: msn, now: now)
             let path = PushPath.resolve(playlist.segments[index].uri, relativeTo: rendition.playlistPath)
             rendition.consumed[encoderSequence] = .init(
-                path: path ?? playlist.segments[index].uri, entityTag: candidate.file?.entityTag)
+                path: path ?? playlist.segments[index].uri, range: context.ranges[index], file: candidate.file)
             if let path { rendition.remember(path: path, upload: candidate.upload) }
             rendition.nextEncoderSequence = encoderSequence &+ 1
             index += 1
@@ -109,8 +111,17 @@ extension PushWindow {
     /// those in effect at the tail.
     private mutating func append(_ rendition: inout PushRendition, _ candidate: Candidate, msn: UInt64, now: Int64) {
         var segment = candidate.segment
-        let name = "\(configuration.runTag)-\(msn).\(Self.servedExtension(of: candidate.segment.uri))"
+        let ext = Self.servedExtension(of: candidate.segment.uri)
+        // Sub-ranges of one upload share its file and name, listed with explicit offsets, so the
+        // head segment carries its offset however the window slides (B8).
+        let name =
+            if let upload = candidate.upload, candidate.byteRange != nil {
+                "\(configuration.runTag)-b\(upload).\(ext)"
+            } else {
+                "\(configuration.runTag)-\(msn).\(ext)"
+            }
         segment.uri = "\(rendition.name)/\(name)"
+        segment.byteRange = candidate.byteRange
         if candidate.map != rendition.tailMap, let map = candidate.map {
             segment.tags.map = map
             rendition.tailMap = map
