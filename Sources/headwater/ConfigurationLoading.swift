@@ -53,8 +53,8 @@ enum ConfigurationLoading {
                 } catch {
                     problems.append(.init(file: file, line: nil, keyPath: "channels.\(channel.name).source.package", message: error.description))
                 }
-            case .push:
-                break  // nothing to load: encoders push segments and playlists at run time
+            case .push, .directory, .pull:
+                break  // nothing to load: media arrives at run time
             }
         }
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }

@@ -49,7 +49,7 @@ struct ConfigurationTests {
             let lines = error.problems.map(\.description)
             #expect(lines.contains("h.yaml:2: server.listen: must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080, got \"localhost\""), "\(lines)")
             #expect(lines.contains { $0.hasPrefix("h.yaml:3: server.colour: unknown key") }, "\(lines)")
-            #expect(lines.contains("h.yaml:7: channels.demo.source.type: unknown source type \"tape\" (expected: loop, push)"), "\(lines)")
+            #expect(lines.contains("h.yaml:7: channels.demo.source.type: unknown source type \"tape\" (expected: loop, push, directory, pull)"), "\(lines)")
             #expect(lines.contains("h.yaml:8: channels.demo.window: must be between 6 and 86400, got 2"), "\(lines)")
             #expect(lines.contains { $0.hasPrefix("h.yaml:9: channels.bad name: channel names are") }, "\(lines)")
             #expect(error.problems.count == 5, "\(lines)")
@@ -76,6 +76,72 @@ struct ConfigurationTests {
             Issue.record("expected an error")
         } catch {
             #expect(error.problems.map(\.description) == ["h.yaml:3: channels.demo.source: required: where the channel's media comes from"])
+        }
+    }
+}
+
+@Suite("Configuration: directory and pull sources, stall fill")
+struct SourceConfigurationTests {
+    @Test("directory and pull sources parse with their defaults; stall defaults to slate when server.slate is set")
+    func parses() throws {
+        let text = """
+            server:
+              slate: ../Public/slate/master.m3u8
+            channels:
+              dir:
+                source:
+                  type: directory
+                  path: media/dir
+                  target_duration: 4
+              up:
+                source:
+                  type: pull
+                  url: http://127.0.0.1:9000/live/master.m3u8
+                  mode: reference
+                stall: none
+            """
+        let configuration = try HeadwaterConfiguration.parse(text, file: "h.yaml", baseDirectory: "/etc/headwater")
+        #expect(configuration.server.slatePackage == "/etc/headwater/../Public/slate/master.m3u8")
+        #expect(configuration.channels.map(\.name) == ["dir", "up"])
+        #expect(
+            configuration.channels[0].source
+                == .directory(.init(path: "/etc/headwater/media/dir", targetDuration: 4, pollIntervalMilliseconds: 250)))
+        #expect(configuration.channels[0].stall == .slate)
+        #expect(
+            configuration.channels[1].source
+                == .pull(.init(url: "http://127.0.0.1:9000/live/master.m3u8", mode: .reference, targetDuration: 6)))
+        #expect(configuration.channels[1].stall == HeadwaterConfiguration.Channel.StallFill.none)
+        let withoutSlate = try HeadwaterConfiguration.parse(
+            "channels:\n  d:\n    source:\n      type: directory\n      path: /x\n", file: "h.yaml", baseDirectory: "")
+        #expect(withoutSlate.channels[0].stall == .gap)
+    }
+
+    @Test("bad directory and pull keys are reported with file, line and key path")
+    func problems() {
+        let text = """
+            channels:
+              dir:
+                source:
+                  type: directory
+                  poll_interval_ms: 5
+                  url: http://x/
+                stall: later
+              up:
+                source:
+                  type: pull
+                  url: ftp://upstream/live.m3u8
+                  mode: mirror
+            """
+        do {
+            _ = try HeadwaterConfiguration.parse(text, file: "h.yaml", baseDirectory: "/c")
+            Issue.record("expected an error")
+        } catch {
+            let lines = error.problems.map(\.description)
+            #expect(lines.contains("h.yaml:4: channels.dir.source.path: required for a directory source: the directory the packager writes into"), "\(lines)")
+            #expect(lines.contains("h.yaml:6: channels.dir.source.url: only applies to a pull source, not directory"), "\(lines)")
+            #expect(lines.contains("h.yaml:7: channels.dir.stall: must be slate, gap or none, got \"later\""), "\(lines)")
+            #expect(lines.contains("h.yaml:11: channels.up.source.url: must be an http:// or https:// URL, got \"ftp://upstream/live.m3u8\""), "\(lines)")
+            #expect(lines.contains("h.yaml:12: channels.up.source.mode: must be fetch or reference, got \"mirror\""), "\(lines)")
         }
     }
 }

@@ -71,9 +71,9 @@ struct PushConfigurationTests {
                 lines.contains("h.yaml:6: channels.live.source.target_duration: must be between 1 and 60, got 0"),
                 "\(lines)")
             #expect(lines.contains("h.yaml:7: channels.live.source.max_upload_bytes: must be an integer"), "\(lines)")
-            #expect(lines.contains("h.yaml:8: channels.live.source.package: only applies to a loop source"), "\(lines)")
+            #expect(lines.contains("h.yaml:8: channels.live.source.package: only applies to a loop source, not push"), "\(lines)")
             #expect(
-                lines.contains("h.yaml:13: channels.loop.source.token_env: only applies to a push source"), "\(lines)")
+                lines.contains("h.yaml:13: channels.loop.source.token_env: only applies to a push source, not loop"), "\(lines)")
             #expect(error.problems.count == 5, "\(lines)")
         }
     }

@@ -15,6 +15,9 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         /// still fetchable. `nil` means a fresh temporary directory per process: pushed media is
         /// only useful while its channel is live, so nothing needs to survive a restart.
         public var stateDirectory: String?
+        /// `server.slate` (path, optional): a VOD multivariant playlist (`Public/slate/master.m3u8`)
+        /// whose segments fill a stalled channel (`stall: slate`), matched to each rendition.
+        public var slatePackage: String?
 
         public init() {}
     }
@@ -26,6 +29,85 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
             case loop(package: String)
             /// `source.type: push`: an encoder uploads segments and playlists to `/ingest/{channel}/…`.
             case push(PushSource)
+            /// `source.type: directory`: a local packager writes segments and playlists into a directory.
+            case directory(DirectorySource)
+            /// `source.type: pull`: Headwater polls an upstream origin's playlists.
+            case pull(PullSource)
+
+            /// `loop`, `push`, `directory` or `pull`, as written in the config.
+            public var typeName: String {
+                switch self {
+                case .loop: "loop"
+                case .push: "push"
+                case .directory: "directory"
+                case .pull: "pull"
+                }
+            }
+
+            /// The channel's fixed EXT-X-TARGETDURATION for the sources that keep their own window.
+            public var targetDuration: Int? {
+                switch self {
+                case .loop: nil
+                case .push(let source): source.targetDuration
+                case .directory(let source): source.targetDuration
+                case .pull(let source): source.targetDuration
+                }
+            }
+        }
+
+        /// What keeps a stalled channel's playlist advancing (`stall`).
+        public enum StallFill: String, Sendable, Hashable, CaseIterable {
+            /// Slate segments from `server.slate`, then a discontinuity back to the source.
+            case slate
+            /// `EXT-X-GAP` segments of one target duration.
+            case gap
+            /// Nothing: the playlist stops advancing (the channel is still marked degraded).
+            case none
+        }
+
+        /// The keys of a directory source (`source.type: directory`).
+        public struct DirectorySource: Sendable, Hashable {
+            /// `source.path` (path, required): the directory the packager writes into. Every media
+            /// playlist in it (`x_0.m3u8`, `v0/index.m3u8`) is a rendition, as for push; a
+            /// multivariant playlist there is used as pushed.
+            public var path: String
+            /// `source.target_duration` (integer seconds, 1–60, default 6), as for push.
+            public var targetDuration: Int
+            /// `source.poll_interval_ms` (integer, 50–10000, default 250): how often the directory is
+            /// rescanned when inotify is unavailable, and as a safety net when it is.
+            public var pollIntervalMilliseconds: Int
+
+            public init(path: String, targetDuration: Int = 6, pollIntervalMilliseconds: Int = 250) {
+                self.path = path
+                self.targetDuration = targetDuration
+                self.pollIntervalMilliseconds = pollIntervalMilliseconds
+            }
+        }
+
+        /// The keys of a pull source (`source.type: pull`).
+        public struct PullSource: Sendable, Hashable {
+            public enum Mode: String, Sendable, Hashable, CaseIterable {
+                /// Segments are downloaded into the segment store and served by Headwater.
+                case fetch
+                /// Segments are listed by their absolute upstream URL; only playlists pass through Headwater.
+                case reference
+            }
+
+            /// `source.url` (http or https URL, required): the upstream multivariant (or media) playlist.
+            public var url: String
+            /// `source.mode` (`fetch` or `reference`, default `fetch`).
+            public var mode: Mode
+            /// `source.target_duration` (integer seconds, 1–60, default 6), as for push.
+            public var targetDuration: Int
+            /// `source.timeout_ms` (integer, 100–60000, default 5000): per upstream request.
+            public var timeoutMilliseconds: Int
+
+            public init(url: String, mode: Mode = .fetch, targetDuration: Int = 6, timeoutMilliseconds: Int = 5000) {
+                self.url = url
+                self.mode = mode
+                self.targetDuration = targetDuration
+                self.timeoutMilliseconds = timeoutMilliseconds
+            }
         }
 
         /// The keys of a push source (`source.type: push`).
@@ -58,11 +140,15 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         /// `window` (integer seconds, optional, default 30): media time listed in each live playlist.
         /// The effective window is never shorter than 3 target durations plus one segment (C5, C16).
         public var windowSeconds: Int
+        /// `stall` (`slate`, `gap` or `none`; default `slate` when `server.slate` is set, else `gap`):
+        /// how the playlist keeps advancing when the source stalls past 1½ target durations.
+        public var stall: StallFill
 
-        public init(name: String, source: Source, windowSeconds: Int = 30) {
+        public init(name: String, source: Source, windowSeconds: Int = 30, stall: StallFill = .gap) {
             self.name = name
             self.source = source
             self.windowSeconds = windowSeconds
+            self.stall = stall
         }
     }
 
@@ -88,6 +174,7 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
             throw ConfigurationError(problems: [.init(file: file, line: nil, keyPath: "", message: "the file is empty")])
         }
         var sawChannels = false
+        var explicitStall = Set<String>()
         for (key, value, _) in reader.mapping(root, "", allowed: ["server", "channels"]) {
             switch key {
             case "server":
@@ -99,7 +186,8 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
                         reader.fail(keyNode, "channels.\(name)", "channel names are letters, digits, '-' and '_' (they appear in URLs)")
                         continue
                     }
-                    if let channel = parseChannel(name, channelNode, reader: &reader, baseDirectory: baseDirectory) {
+                    if let channel = parseChannel(
+                        name, channelNode, reader: &reader, baseDirectory: baseDirectory, explicitStall: &explicitStall) {
                         configuration.channels.append(channel)
                     }
                 }
@@ -108,13 +196,18 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
             }
         }
         if !sawChannels { reader.fail(root, "channels", "required: at least one channel") }
+        if configuration.server.slatePackage != nil {
+            for index in configuration.channels.indices where !explicitStall.contains(configuration.channels[index].name) {
+                configuration.channels[index].stall = .slate
+            }
+        }
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration
     }
 
     private static func parseServer(_ node: Node, reader: inout YAMLReader, baseDirectory: String) -> Server {
         var server = Server()
-        for (key, value, _) in reader.mapping(node, "server", allowed: ["listen", "public", "cors", "state"]) {
+        for (key, value, _) in reader.mapping(node, "server", allowed: ["listen", "public", "cors", "state", "slate"]) {
             let path = "server.\(key)"
             switch key {
             case "listen":
@@ -135,6 +228,8 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
                 if let flag = reader.bool(value, path) { server.cors = flag }
             case "state":
                 if let text = reader.string(value, path) { server.stateDirectory = resolve(text, against: baseDirectory) }
+            case "slate":
+                if let text = reader.string(value, path) { server.slatePackage = resolve(text, against: baseDirectory) }
             default:
                 break
             }
@@ -142,58 +237,103 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         return server
     }
 
-    private static func parseChannel(_ name: String, _ node: Node, reader: inout YAMLReader, baseDirectory: String) -> Channel? {
+    private static func parseChannel(
+        _ name: String, _ node: Node, reader: inout YAMLReader, baseDirectory: String, explicitStall: inout Set<String>
+    ) -> Channel? {
         let base = "channels.\(name)"
         var source: Channel.Source?
         var window = 30
+        var stall: Channel.StallFill?
         var sawSource = false
-        for (key, value, _) in reader.mapping(node, base, allowed: ["source", "window"]) {
+        for (key, value, _) in reader.mapping(node, base, allowed: ["source", "window", "stall"]) {
             switch key {
             case "source":
                 sawSource = true
                 source = parseSource(value, path: "\(base).source", reader: &reader, baseDirectory: baseDirectory)
             case "window":
                 if let seconds = reader.integer(value, "\(base).window", in: 6...86_400) { window = seconds }
+            case "stall":
+                guard let text = reader.string(value, "\(base).stall") else { continue }
+                if let fill = Channel.StallFill(rawValue: text) {
+                    stall = fill
+                } else {
+                    reader.fail(value, "\(base).stall", "must be slate, gap or none, got \"\(text)\"")
+                }
             default:
                 break
             }
         }
         if !sawSource { reader.fail(node, "\(base).source", "required: where the channel's media comes from") }
         guard let source else { return nil }
-        return Channel(name: name, source: source, windowSeconds: window)
+        if stall != nil { explicitStall.insert(name) }
+        return Channel(name: name, source: source, windowSeconds: window, stall: stall ?? .gap)
     }
 
-    private static let pushKeys: Set<String> = ["token_env", "target_duration", "max_upload_bytes"]
+    /// The keys each source type takes besides `type`.
+    private static let sourceKeys: [String: Set<String>] = [
+        "loop": ["package"],
+        "push": ["token_env", "target_duration", "max_upload_bytes"],
+        "directory": ["path", "target_duration", "poll_interval_ms"],
+        "pull": ["url", "mode", "target_duration", "timeout_ms"],
+    ]
 
     private static func parseSource(_ node: Node, path: String, reader: inout YAMLReader, baseDirectory: String) -> Channel.Source? {
-        let entries = reader.mapping(node, path, allowed: Set(["type", "package"]).union(pushKeys))
+        let allKeys = sourceKeys.values.reduce(into: Set(["type"])) { $0.formUnion($1) }
+        let entries = reader.mapping(node, path, allowed: allKeys)
         guard let typeEntry = entries.first(where: { $0.key == "type" }) else {
-            reader.fail(node, "\(path).type", "required: loop or push")
+            reader.fail(node, "\(path).type", "required: loop, push, directory or pull")
             return nil
         }
         guard let type = reader.string(typeEntry.value, "\(path).type") else { return nil }
-        /// Keys that belong to the other source type are mistakes, not silently ignored settings.
-        func rejectKeys(_ keys: Set<String>, reader: inout YAMLReader) {
-            for entry in entries where keys.contains(entry.key) {
-                let other = type == "loop" ? "push" : "loop"
-                reader.fail(entry.keyNode, "\(path).\(entry.key)", "only applies to a \(other) source")
+        guard let ownKeys = sourceKeys[type] else {
+            reader.fail(typeEntry.value, "\(path).type", "unknown source type \"\(type)\" (expected: loop, push, directory, pull)")
+            return nil
+        }
+        // Keys that belong to another source type are mistakes, not silently ignored settings.
+        for entry in entries where entry.key != "type" && !ownKeys.contains(entry.key) {
+            let owners = sourceKeys.filter { $0.value.contains(entry.key) }.keys.sorted().joined(separator: " or ")
+            reader.fail(entry.keyNode, "\(path).\(entry.key)", "only applies to a \(owners) source, not \(type)")
+        }
+        func required(_ key: String, _ what: String) -> (node: Node, text: String)? {
+            guard let entry = entries.first(where: { $0.key == key }) else {
+                reader.fail(node, "\(path).\(key)", "required for a \(type) source: \(what)")
+                return nil
             }
+            return reader.string(entry.value, "\(path).\(key)").map { (entry.value, $0) }
+        }
+        func integer(_ key: String, in range: ClosedRange<Int>) -> Int? {
+            entries.first(where: { $0.key == key }).flatMap { reader.integer($0.value, "\(path).\(key)", in: range) }
         }
         switch type {
         case "loop":
-            rejectKeys(pushKeys, reader: &reader)
-            guard let packageEntry = entries.first(where: { $0.key == "package" }) else {
-                reader.fail(node, "\(path).package", "required for a loop source: the VOD multivariant playlist to loop")
-                return nil
-            }
-            guard let package = reader.string(packageEntry.value, "\(path).package") else { return nil }
-            return .loop(package: resolve(package, against: baseDirectory))
+            guard let package = required("package", "the VOD multivariant playlist to loop") else { return nil }
+            return .loop(package: resolve(package.text, against: baseDirectory))
         case "push":
-            rejectKeys(["package"], reader: &reader)
             return .push(parsePushSource(entries, path: path, reader: &reader))
-        default:
-            reader.fail(typeEntry.value, "\(path).type", "unknown source type \"\(type)\" (expected: loop, push)")
-            return nil
+        case "directory":
+            guard let directory = required("path", "the directory the packager writes into") else { return nil }
+            var source = Channel.DirectorySource(path: resolve(directory.text, against: baseDirectory))
+            if let seconds = integer("target_duration", in: 1...60) { source.targetDuration = seconds }
+            if let interval = integer("poll_interval_ms", in: 50...10_000) { source.pollIntervalMilliseconds = interval }
+            return .directory(source)
+        default:  // pull
+            let url = required("url", "the upstream multivariant playlist URL")
+            var valid = url != nil
+            if let url, !(url.text.hasPrefix("http://") || url.text.hasPrefix("https://")) || url.text.count <= 8 {
+                reader.fail(url.node, "\(path).url", "must be an http:// or https:// URL, got \"\(url.text)\"")
+                valid = false
+            }
+            var source = Channel.PullSource(url: url?.text ?? "")
+            if let entry = entries.first(where: { $0.key == "mode" }), let text = reader.string(entry.value, "\(path).mode") {
+                if let mode = Channel.PullSource.Mode(rawValue: text) {
+                    source.mode = mode
+                } else {
+                    reader.fail(entry.value, "\(path).mode", "must be fetch or reference, got \"\(text)\"")
+                }
+            }
+            if let seconds = integer("target_duration", in: 1...60) { source.targetDuration = seconds }
+            if let timeout = integer("timeout_ms", in: 100...60_000) { source.timeoutMilliseconds = timeout }
+            return valid ? .pull(source) : nil
         }
     }
 

@@ -47,8 +47,12 @@ public struct LoopChannel: Sendable {
         let publishedAt = (timeline.start(of: last) + timeline.duration(of: last)) / 1_000_000
         var playlists: [String: RenderedPlaylist] = [:]
         var segments: [String: [String: SegmentFile]] = [:]
+        var status = ChannelStatus(
+            source: "loop", targetDuration: package.targetDuration, windowSeconds: Int(window / 1_000_000))
+        let lastSegmentAt = timeline.start(of: last) + timeline.duration(of: last)
         for rendition in package.renditions {
             let playlist = mediaPlaylist(for: rendition, last: last)
+            status.renditions.append(.init(name: rendition.name, playlist: playlist, lastSegmentAt: lastSegmentAt))
             playlists[rendition.name] = PlaylistRendering.render(
                 playlist, tag: "\(name)-\(rendition.name)", version: last, publishedAt: publishedAt)
             // Listed segments, and those removed up to one window plus a target duration ago, stay
@@ -64,6 +68,6 @@ public struct LoopChannel: Sendable {
         }
         return ChannelSnapshot(
             name: name, state: .live, multivariant: multivariant, mediaPlaylists: playlists, segments: segments,
-            targetDuration: package.targetDuration)
+            targetDuration: package.targetDuration, status: status)
     }
 }

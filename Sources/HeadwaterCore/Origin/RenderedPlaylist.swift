@@ -75,10 +75,12 @@ public struct ChannelSnapshot: Sendable {
     public var segments: [String: [String: SegmentFile]]
     /// Target duration, for cache lifetimes of errors and not-yet-available segments.
     public var targetDuration: Int
+    /// What the status page and `/api/status` show of this version.
+    public var status: ChannelStatus
 
     public init(
         name: String, state: State, multivariant: RenderedPlaylist?, mediaPlaylists: [String: RenderedPlaylist],
-        segments: [String: [String: SegmentFile]], targetDuration: Int
+        segments: [String: [String: SegmentFile]], targetDuration: Int, status: ChannelStatus? = nil
     ) {
         self.name = name
         self.state = state
@@ -86,6 +88,7 @@ public struct ChannelSnapshot: Sendable {
         self.mediaPlaylists = mediaPlaylists
         self.segments = segments
         self.targetDuration = targetDuration
+        self.status = status ?? ChannelStatus(source: "unknown", targetDuration: targetDuration, windowSeconds: 0)
     }
 }
 

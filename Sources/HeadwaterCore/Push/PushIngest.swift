@@ -73,10 +73,11 @@ public final class PushIngest: Service, Sendable {
                 configuration: .init(
                     channel: channel.name, targetDuration: source.targetDuration, windowSeconds: channel.windowSeconds,
                     runTag: runTag))
-            let pushChannel = PushChannel(
-                name: channel.name, source: source, token: token, directory: directory, runTag: runTag, window: window)
-            channels[channel.name] = pushChannel
-            registry.publish(pushChannel.state.withLockedValue { $0.window.snapshot(now: now) })
+            let windowed = WindowedChannel(
+                name: channel.name, sourceType: "push", window: window, directory: directory, registry: registry,
+                clock: clock, logger: logger)
+            channels[channel.name] = PushChannel(source: source, token: token, windowed: windowed)
+            windowed.publishNow()
         }
         self.channels = channels
     }
@@ -133,11 +134,7 @@ public final class PushIngest: Service, Sendable {
         }
         var sink = PushUpload.Sink.buffer([])
         if path.kind == .segment {
-            let number = channel.state.withLockedValue { state -> UInt64 in
-                state.nextFile += 1
-                return state.nextFile
-            }
-            let final = "\(channel.directory)/\(channel.runTag)-\(number).\(path.fileExtension)"
+            let final = channel.windowed.newFilePath(extension: path.fileExtension)
             let fd: Int32
             do { fd = try PushStorage.create(final + ".part") } catch { throw rejected(error) }
             sink = .file(fd: fd, temporary: final + ".part", final: final)
@@ -155,13 +152,13 @@ public final class PushIngest: Service, Sendable {
         let path: PushPath
         do { path = try PushPath(components) } catch { throw rejected(error) }
         guard path.kind == .segment else { return }  // playlists are not stored
-        apply(channel) { window, now in window.segmentDeleted(path: path.description, now: now) }
+        channel.windowed.apply { window, now in window.segmentDeleted(path: path.description, now: now) }
     }
 
     /// Expires removed segments past their C7 deadline in every channel and deletes their files.
     public func expire() {
         for name in channels.keys.sorted() {
-            apply(channels[name]!) { window, now in window.expire(now: now) }
+            channels[name]!.windowed.tick()
         }
     }
 
@@ -179,8 +176,8 @@ public final class PushIngest: Service, Sendable {
 
     private func removeTemporaryState() {
         for channel in channels.values {
-            PushStorage.removeOwnFiles(in: channel.directory)
-            PushStorage.removeDirectory(channel.directory)
+            PushStorage.removeOwnFiles(in: channel.windowed.directory)
+            PushStorage.removeDirectory(channel.windowed.directory)
         }
         PushStorage.removeDirectory(stateDirectory + "/push")
         PushStorage.removeDirectory(stateDirectory)
@@ -189,7 +186,7 @@ public final class PushIngest: Service, Sendable {
     // MARK: Completing uploads (from PushUpload)
 
     func stored(_ channel: PushChannel, _ path: PushPath, file: SegmentFile, probe: SegmentProbe?) {
-        apply(channel) { window, now in
+        channel.windowed.apply { window, now in
             window.segmentStored(path: path.description, file: file, completedAt: now, probe: probe)
         }
     }
@@ -201,21 +198,11 @@ public final class PushIngest: Service, Sendable {
         } catch {
             throw rejected(PushError(status: 422, "\(path): \(error.description)", reason: .malformedPlaylist))
         }
-        var failure: PushError?
-        apply(channel) { window, now in
-            switch playlist {
-            case .media(let media):
-                do throws(PushError) {
-                    return try window.playlistReceived(path: path.description, media, now: now)
-                } catch {
-                    failure = error
-                    return PushWindow.Outcome()
-                }
-            case .multivariant(let multivariant):
-                return window.multivariantReceived(path: path.description, multivariant, now: now)
-            }
+        do {
+            try channel.windowed.received(playlist, path: path.description)
+        } catch {
+            throw rejected(error)
         }
-        if let failure { throw rejected(failure) }
     }
 
     @discardableResult
@@ -234,40 +221,6 @@ public final class PushIngest: Service, Sendable {
         return channel
     }
 
-    /// Runs one window event under the channel's lock, publishes the new version if it changed,
-    /// then (outside the lock) deletes files nothing refers to and logs what the event reported.
-    private func apply(_ channel: PushChannel, _ event: (inout PushWindow, Int64) -> PushWindow.Outcome) {
-        let now = clock.now()
-        let outcome = channel.state.withLockedValue { state in
-            let outcome = event(&state.window, now)
-            if outcome.changed { registry.publish(state.window.snapshot(now: now)) }
-            return outcome
-        }
-        for file in outcome.filesToDelete { PushStorage.remove(file) }
-        guard !outcome.reports.isEmpty else { return }
-        countersBox.withLockedValue { counters in
-            for report in outcome.reports {
-                switch report.kind {
-                case .extinfAboveTargetDuration: counters.segmentsOverTargetDuration += 1
-                case .missingSegment: counters.missingSegments += 1
-                case .encoderRestart: counters.encoderRestarts += 1
-                case .misaligned, .segmentDelayed: break
-                }
-            }
-        }
-        for report in outcome.reports {
-            let metadata: Logger.Metadata = [
-                "hls.channel.id": "\(channel.name)", "hls.rendition": "\(report.rendition)",
-                "push.report": "\(report.kind.rawValue)",
-            ]
-            switch report.kind {
-            case .encoderRestart: logger.notice("\(report.message)", metadata: metadata)
-            case .segmentDelayed: logger.debug("\(report.message)", metadata: metadata)
-            default: logger.warning("\(report.message)", metadata: metadata)
-            }
-        }
-    }
-
     static func tooLarge(_ path: PushPath, limit: Int) -> PushError {
         PushError(status: 413, "\(path) is larger than the \(limit)-byte limit", reason: .tooLarge)
     }
@@ -284,31 +237,18 @@ public final class PushIngest: Service, Sendable {
     }
 }
 
-/// One push channel: its configuration, credentials, directory and window.
+/// One push channel: its configuration, credentials and window.
 final class PushChannel: Sendable {
-    struct State: Sendable {
-        var window: PushWindow
-        var nextFile: UInt64 = 0
-    }
-
-    let name: String
     let source: HeadwaterConfiguration.Channel.PushSource
     /// `nil` when the token variable was unset at start: push is disabled.
     let token: [UInt8]?
-    let directory: String
-    /// Prefix of stored file names (`{run}-{n}.ts`), as in served names.
-    let runTag: String
-    let state: NIOLockedValueBox<State>
+    let windowed: WindowedChannel
 
-    init(
-        name: String, source: HeadwaterConfiguration.Channel.PushSource, token: [UInt8]?, directory: String,
-        runTag: String, window: PushWindow
-    ) {
-        self.name = name
+    var name: String { windowed.name }
+
+    init(source: HeadwaterConfiguration.Channel.PushSource, token: [UInt8]?, windowed: WindowedChannel) {
         self.source = source
         self.token = token
-        self.directory = directory
-        self.runTag = runTag
-        self.state = NIOLockedValueBox(State(window: window))
+        self.windowed = windowed
     }
 }

@@ -91,6 +91,8 @@ struct PushRendition: Sendable {
     /// shorter live playlist makes players start at its first segment and stall, C5/C16); the
     /// window never shrinks below that afterwards.
     var published = false
+    /// When a segment from the source (not a filler) was last listed, µs.
+    var lastSourceSegmentAt: Int64?
     /// Rendered once per version (the last MSN; listing only ever appends).
     var rendered: (lastMSN: UInt64, playlist: RenderedPlaylist)?
 

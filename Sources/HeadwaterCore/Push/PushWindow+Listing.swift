@@ -131,6 +131,7 @@ extension PushWindow {
             rendition.tailKeys = candidate.keys
         }
         if let media = candidate.media { rendition.media = media }
+        if candidate.file != nil { rendition.lastSourceSegmentAt = now }
         push(
             &rendition, segment, name: name, msn: msn, file: candidate.file, aux: candidate.aux,
             dsn: candidate.encoderDiscontinuity &+ rendition.discontinuityOffset, encoderDate: candidate.encoderDate,

@@ -35,7 +35,20 @@ extension PushWindow {
         return ChannelSnapshot(
             name: configuration.channel, state: playlists.isEmpty ? .starting : .live,
             multivariant: playlists.isEmpty ? nil : multivariant.rendered, mediaPlaylists: playlists,
-            segments: segments, targetDuration: configuration.targetDuration)
+            segments: segments, targetDuration: configuration.targetDuration, status: status())
+    }
+
+    /// What the status page shows: every rendition's window (also those not served yet).
+    func status() -> ChannelStatus {
+        var status = ChannelStatus(
+            source: "push", targetDuration: configuration.targetDuration, windowSeconds: configuration.windowSeconds,
+            ingest: ingested)
+        for name in renditions.keys.sorted() {
+            guard let playlist = mediaPlaylist(rendition: name) else { continue }
+            status.renditions.append(
+                .init(name: name, playlist: playlist, lastSegmentAt: renditions[name]!.lastSourceSegmentAt))
+        }
+        return status
     }
 
     /// The multivariant playlist as it would be published now, or `nil` while a pushed one still

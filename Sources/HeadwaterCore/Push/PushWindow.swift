@@ -50,6 +50,8 @@ public struct PushWindow: Sendable {
     /// Completed uploads by ingest path (`v0/seg12.ts`): the newest upload of each path.
     var uploads: [String: Upload] = [:]
     var nextUploadSequence: UInt64 = 1
+    /// Media received from the source, for the status page.
+    var ingested = ChannelStatus.Ingest()
     var renditions: [String: PushRendition] = [:]
     var numbering = ChannelNumbering()
     /// The encoder's multivariant playlist and its path, if it pushed one.
@@ -75,6 +77,8 @@ public struct PushWindow: Sendable {
         let upload = Upload(
             file: file, completedAt: completedAt, sequence: nextUploadSequence, media: probe.map(MediaInfo.init))
         nextUploadSequence += 1
+        ingested.segments += 1
+        ingested.bytes += UInt64(max(0, file.length))
         if let old = uploads.updateValue(upload, forKey: path) { candidates.append(old.file.path) }
         for name in renditions.keys.sorted() { advance(name, now: completedAt) }
         return end(now: completedAt)
