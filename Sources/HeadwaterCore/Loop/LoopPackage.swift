@@ -11,6 +11,11 @@ public struct LoopPackage: Sendable {
     public struct Segment: Sendable, Hashable {
         public var file: SegmentFile
         public var duration: HLSDuration
+
+        public init(file: SegmentFile, duration: HLSDuration) {
+            self.file = file
+            self.duration = duration
+        }
     }
 
     public struct Rendition: Sendable {

@@ -59,6 +59,8 @@ public struct PushCounters: Sendable, Hashable {
     public var missingSegments = 0
     /// Encoder restarts (media sequence went back or its playlist started over).
     public var encoderRestarts = 0
+    /// Stalls: the source delivered nothing for 1½ target durations (channel-wide or one rendition).
+    public var stalls = 0
 
     public init() {}
 

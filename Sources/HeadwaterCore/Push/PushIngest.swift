@@ -39,7 +39,7 @@ public final class PushIngest: Service, Sendable {
     /// - Throws: ``PushError`` (500) when a directory cannot be created.
     public init(
         configuration: HeadwaterConfiguration, registry: ChannelRegistry, clock: any WallClock, logger: Logger,
-        environment: [String: String]? = nil
+        slate: SlateLibrary? = nil, environment: [String: String]? = nil
     ) throws(PushError) {
         self.registry = registry
         self.clock = clock
@@ -72,7 +72,7 @@ public final class PushIngest: Service, Sendable {
             let window = PushWindow(
                 configuration: .init(
                     channel: channel.name, targetDuration: source.targetDuration, windowSeconds: channel.windowSeconds,
-                    runTag: runTag))
+                    runTag: runTag, stall: StallPolicy(fill: channel.stall, slate: slate)))
             let windowed = WindowedChannel(
                 name: channel.name, sourceType: "push", window: window, directory: directory, registry: registry,
                 clock: clock, logger: logger)
@@ -162,14 +162,15 @@ public final class PushIngest: Service, Sendable {
         }
     }
 
-    /// Expires once a second until graceful shutdown, then removes the temporary state directory
+    /// Ticks (stall detection, expiry) every ``PushWindow/tickInterval`` until graceful shutdown,
+    /// then removes the temporary state directory
     /// if Headwater made one (a configured `server.state` is left as it is).
     public func run() async throws {
         defer { if ownsStateDirectory { removeTemporaryState() } }
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 self.expire()
-                try? await Task.sleep(for: .seconds(1))
+                try? await Task.sleep(for: .microseconds(PushWindow.tickInterval))
             }
         }
     }

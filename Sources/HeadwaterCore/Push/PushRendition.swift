@@ -20,6 +20,8 @@ struct PushRendition: Sendable {
         var dsn: UInt64
         /// A gap filler whose duration nobody knew (the target duration was used).
         var guessed = false
+        /// Slate or gap listed while the source stalled.
+        var filler = false
     }
 
     /// A segment removed from the window, fetchable until `deadline` (C7).
@@ -93,6 +95,13 @@ struct PushRendition: Sendable {
     var published = false
     /// When a segment from the source (not a filler) was last listed, µs.
     var lastSourceSegmentAt: Int64?
+    /// Since when this rendition alone is behind the others by 1½ target durations (gap-aligned).
+    var stalledSince: Int64?
+    /// When stall fillers began to be listed after the source's last segment: the next source
+    /// segment resumes numbering above them, after a discontinuity.
+    var fillerSince: Int64?
+    /// The next slate segment to list.
+    var slateIndex = 0
     /// Rendered once per version (the last MSN; listing only ever appends).
     var rendered: (lastMSN: UInt64, playlist: RenderedPlaylist)?
 

@@ -133,6 +133,7 @@ extension PushWindow {
             rendition.history.map { ($0.path, $0.upload) }, uniquingKeysWith: { _, last in last })
         rendition.history = []
         rendition.reportedBlocked = nil
+        rendition.fillerSince = nil  // the restart's epoch already numbers above any stall filler
     }
 
     /// The encoder's segment `index`, rewritten for serving, or why it cannot be listed.

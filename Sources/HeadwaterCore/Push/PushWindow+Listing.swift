@@ -57,6 +57,9 @@ extension PushWindow {
         let threshold = HLSDuration(microseconds: Int64(configuration.targetDuration) * 1_500_000)
         while index < playlist.segments.count {
             let encoderSequence = sequence &+ UInt64(index)
+            if rendition.fillerSince != nil {
+                resume(&rendition, encoderSequence: encoderSequence, encoderDiscontinuity: context.discontinuities[index], now: now)
+            }
             var msn = encoderSequence &+ rendition.offset
             if rendition.epoch < numbering.current, msn >= numbering.epochs[rendition.epoch + 1].start {
                 // Another rendition restarted; these numbers belong to its new run. Wait for this
@@ -131,7 +134,7 @@ extension PushWindow {
             rendition.tailKeys = candidate.keys
         }
         if let media = candidate.media { rendition.media = media }
-        if candidate.file != nil { rendition.lastSourceSegmentAt = now }
+        sourceDelivered(&rendition, now: now)
         push(
             &rendition, segment, name: name, msn: msn, file: candidate.file, aux: candidate.aux,
             dsn: candidate.encoderDiscontinuity &+ rendition.discontinuityOffset, encoderDate: candidate.encoderDate,
@@ -141,7 +144,7 @@ extension PushWindow {
     /// EXT-X-GAP segments for the MSNs between the tail and `msn`, so numbering stays aligned with
     /// the other renditions (an encoder playlist that slid past segments never uploaded, or a
     /// rendition that restarts behind the others). A gap segment is never fetched (§4.4.4.7).
-    private mutating func fill(_ rendition: inout PushRendition, before msn: UInt64, now: Int64) {
+    mutating func fill(_ rendition: inout PushRendition, before msn: UInt64, now: Int64) {
         guard let last = rendition.lastMSN, msn > last &+ 1 else { return }
         let ext = rendition.entries.last.map { Self.servedExtension(of: $0.name) } ?? "ts"
         for filler in (last + 1)..<msn {
@@ -169,10 +172,10 @@ extension PushWindow {
     /// The one place a segment enters a window. `dsn` is the discontinuity sequence number it
     /// should have: a discontinuity goes on it when that is above the tail's (a segment can raise
     /// the number by one only; a rendition that missed a discontinuity catches up at the next).
-    private mutating func push(
+    mutating func push(
         _ rendition: inout PushRendition, _ segment: MediaSegment, name: String, msn: UInt64, file: SegmentFile?,
         aux: [String: SegmentFile], dsn target: UInt64, encoderDate: ProgramDateTime?, clock: Int64,
-        guessed: Bool = false
+        guessed: Bool = false, filler: Bool = false
     ) {
         var segment = segment
         let tail = rendition.entries.last
@@ -209,7 +212,7 @@ extension PushWindow {
         rendition.entries.append(
             .init(
                 msn: msn, name: name, file: file, aux: aux, date: date, duration: segment.duration, dsn: dsn,
-                guessed: guessed))
+                guessed: guessed, filler: filler))
         numbering.highest = max(numbering.highest ?? msn, msn)
         numbering.highestDiscontinuity = max(numbering.highestDiscontinuity, dsn)
     }
@@ -246,7 +249,7 @@ extension PushWindow {
     /// the longest segment: C5, C16), at most as many as the previous version listed (so MEDIA-SEQUENCE
     /// never moves by more than the previous version held, C3). Removed segments stay fetchable for
     /// their duration plus the playlist's (C7).
-    private mutating func slide(_ rendition: inout PushRendition, previousCount: Int, now: Int64) {
+    mutating func slide(_ rendition: inout PushRendition, previousCount: Int, now: Int64) {
         let durations = rendition.entries.map(\.duration.microseconds)
         let longest = durations.max() ?? 0
         let minimum = max(

@@ -33,7 +33,7 @@ extension PushWindow {
         }
         if !playlists.isEmpty { updateMultivariant(now: now) }
         return ChannelSnapshot(
-            name: configuration.channel, state: playlists.isEmpty ? .starting : .live,
+            name: configuration.channel, state: playlists.isEmpty ? .starting : degradation.map { .degraded(reason: $0) } ?? .live,
             multivariant: playlists.isEmpty ? nil : multivariant.rendered, mediaPlaylists: playlists,
             segments: segments, targetDuration: configuration.targetDuration, status: status())
     }
@@ -42,13 +42,25 @@ extension PushWindow {
     func status() -> ChannelStatus {
         var status = ChannelStatus(
             source: "push", targetDuration: configuration.targetDuration, windowSeconds: configuration.windowSeconds,
-            ingest: ingested)
+            stalls: stallHistory, ingest: ingested)
         for name in renditions.keys.sorted() {
             guard let playlist = mediaPlaylist(rendition: name) else { continue }
+            let rendition = renditions[name]!
+            let slate = Set(rendition.entries.filter { $0.filler && $0.file != nil }.map(\.msn))
             status.renditions.append(
-                .init(name: name, playlist: playlist, lastSegmentAt: renditions[name]!.lastSourceSegmentAt))
+                .init(name: name, playlist: playlist, slate: slate, lastSegmentAt: rendition.lastSourceSegmentAt))
         }
         return status
+    }
+
+    /// Why the channel is degraded (a stall in progress), or `nil`.
+    var degradation: String? {
+        if let stall {
+            let fill = stallHistory.last(where: { $0.rendition == nil })?.fill ?? "none"
+            return "source stalled at \(ProgramDateTime(millisecondsSinceEpoch: stall.startedAt / 1000)); filling with \(fill)"
+        }
+        let behind = renditions.values.filter { $0.stalledSince != nil }.map(\.name).sorted()
+        return behind.isEmpty ? nil : "rendition \(behind.joined(separator: ", ")) stalled; listed as EXT-X-GAP"
     }
 
     /// The multivariant playlist as it would be published now, or `nil` while a pushed one still
@@ -173,7 +185,8 @@ extension PushWindow {
     /// Of `paths`, those no upload, listed segment or still-fetchable segment refers to.
     func unreferenced(_ paths: [String]) -> [String] {
         guard !paths.isEmpty else { return [] }
-        var referenced = Set(uploads.values.map(\.file.path))
+        // Slate files belong to Public/: referenced forever.
+        var referenced = Set(uploads.values.map(\.file.path)).union(configuration.stall.slate?.paths ?? [])
         for rendition in renditions.values {
             for file in rendition.fetchable.values { referenced.insert(file.path) }
         }

@@ -28,12 +28,17 @@ public struct PushWindow: Sendable {
         public var windowSeconds: Int
         /// Distinguishes this run's segment names and ETags from any earlier run's.
         public var runTag: String
+        /// What happens when the source stalls (default: detected and reported, not filled).
+        public var stall: StallPolicy
 
-        public init(channel: String, targetDuration: Int, windowSeconds: Int, runTag: String) {
+        public init(
+            channel: String, targetDuration: Int, windowSeconds: Int, runTag: String, stall: StallPolicy = .init()
+        ) {
             self.channel = channel
             self.targetDuration = max(1, targetDuration)
             self.windowSeconds = max(0, windowSeconds)
             self.runTag = runTag
+            self.stall = stall
         }
     }
 
@@ -52,6 +57,9 @@ public struct PushWindow: Sendable {
     var nextUploadSequence: UInt64 = 1
     /// Media received from the source, for the status page.
     var ingested = ChannelStatus.Ingest()
+    /// The channel-wide stall in progress, and the recent ones.
+    var stall: StallState?
+    var stallHistory: [ChannelStatus.Stall] = []
     var renditions: [String: PushRendition] = [:]
     var numbering = ChannelNumbering()
     /// The encoder's multivariant playlist and its path, if it pushed one.
@@ -134,13 +142,18 @@ public struct PushWindow: Sendable {
         return end(now: now)
     }
 
-    /// Drops what has outlived its use: removed segments past their C7 deadline, and uploads no
-    /// playlist refers to that are older than the window. Call it now and then when the encoder is
-    /// quiet (every event also does it).
+    /// The clock's work: detects a stalled source and keeps the playlist advancing with slate or
+    /// gap segments (see ``StallPolicy``), and drops what has outlived its use (removed segments
+    /// past their C7 deadline, uploads no playlist refers to that are older than the window).
+    /// Call it every ``tickInterval`` or more often; events also expire.
     public mutating func expire(now: Int64) -> Outcome {
         begin()
+        checkStall(now: now)
         return end(now: now)
     }
+
+    /// How often ``expire(now:)`` should run: a stall is acted on within this of 1½ target durations.
+    public static let tickInterval: Int64 = 100_000
 
     /// Most renditions per channel: every playlist path an encoder invents becomes one.
     public static let maxRenditions = 32
@@ -214,6 +227,10 @@ public struct PushReport: Sendable, Hashable, CustomStringConvertible {
         case segmentDelayed = "segment_delayed"
         /// A rendition's numbering could not stay aligned with the others.
         case misaligned
+        /// The source delivered nothing for 1½ target durations (the channel is degraded).
+        case stall
+        /// The source is back after a stall.
+        case stallEnded = "stall_ended"
     }
 
     public var kind: Kind

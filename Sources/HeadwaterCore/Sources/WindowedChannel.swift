@@ -85,7 +85,8 @@ public final class WindowedChannel: Sendable {
                 case .extinfAboveTargetDuration: state.counters.segmentsOverTargetDuration += 1
                 case .missingSegment: state.counters.missingSegments += 1
                 case .encoderRestart: state.counters.encoderRestarts += 1
-                case .misaligned, .segmentDelayed: break
+                case .stall: state.counters.stalls += 1
+                case .misaligned, .segmentDelayed, .stallEnded: break
                 }
             }
             return outcome
@@ -97,7 +98,7 @@ public final class WindowedChannel: Sendable {
                 "source.report": "\(report.kind.rawValue)",
             ]
             switch report.kind {
-            case .encoderRestart: logger.notice("\(report.message)", metadata: metadata)
+            case .encoderRestart, .stallEnded: logger.notice("\(report.message)", metadata: metadata)
             case .segmentDelayed: logger.debug("\(report.message)", metadata: metadata)
             default: logger.warning("\(report.message)", metadata: metadata)
             }
