@@ -14,8 +14,9 @@ struct CheckConfig: ParsableCommand {
 
     func run() throws {
         do {
-            let (configuration, _, source) = try ConfigurationLoading.load(path: file)
-            print("\(source): ok, \(configuration.channels.count) channel(s): \(configuration.channels.map(\.name).joined(separator: ", "))")
+            let loaded = try ConfigurationLoading.load(path: file)
+            let configuration = loaded.configuration
+            print("\(loaded.file): ok, \(configuration.channels.count) channel(s): \(configuration.channels.map(\.name).joined(separator: ", "))")
         } catch {
             ConfigurationLoading.exit(with: error)
         }

@@ -12,17 +12,19 @@ enum ConfigurationLoading {
           listen: 127.0.0.1:8080
           public: Public
           cors: true
+          slate: Public/slate/master.m3u8
         channels:
           demo:
             source:
               type: loop
               package: Public/demo/master.m3u8
             window: 30
+            stall: slate
         """
 
     /// Loads and validates the configuration and every channel's source (a loop package that does
     /// not load is a configuration error too: the server cannot start with it).
-    static func load(path: String?) throws(ConfigurationError) -> (HeadwaterConfiguration, [String: LoopPackage], String) {
+    static func load(path: String?) throws(ConfigurationError) -> ChannelSupervisor.Loaded {
         let file: String
         let text: String
         let base: String
@@ -57,8 +59,16 @@ enum ConfigurationLoading {
                 break  // nothing to load: media arrives at run time
             }
         }
+        var slate: SlateLibrary?
+        if let path = configuration.server.slatePackage {
+            do {
+                slate = SlateLibrary(package: try LoopPackage.load(multivariantPath: path))
+            } catch {
+                problems.append(.init(file: file, line: nil, keyPath: "server.slate", message: error.description))
+            }
+        }
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
-        return (configuration, packages, file)
+        return ChannelSupervisor.Loaded(configuration: configuration, packages: packages, slate: slate, file: file)
     }
 
     /// Prints every problem to standard error and exits with EX_CONFIG (78).

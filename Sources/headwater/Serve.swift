@@ -6,8 +6,9 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 
-/// `headwater serve`: the origin. Loads the configuration, starts every channel's publisher and the
-/// HTTP server, and runs until SIGTERM/SIGINT (graceful: in-flight responses finish).
+/// `headwater serve`: the origin. Loads the configuration, starts every channel and the HTTP
+/// server, reloads the configuration on SIGHUP, and runs until SIGTERM/SIGINT (graceful:
+/// in-flight responses finish).
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the origin (default: Config/headwater.yaml, else the embedded demo channel)."
@@ -28,13 +29,13 @@ struct Serve: AsyncParsableCommand {
         }
         let logger = Logger(label: "headwater")
 
-        let configuration: HeadwaterConfiguration
-        let packages: [String: LoopPackage]
+        let loaded: ChannelSupervisor.Loaded
         do {
-            (configuration, packages, _) = try ConfigurationLoading.load(path: config)
+            loaded = try ConfigurationLoading.load(path: config)
         } catch {
             ConfigurationLoading.exit(with: error)
         }
+        let configuration = loaded.configuration
         var host = configuration.server.host
         var port = configuration.server.port
         if let listen {
@@ -49,43 +50,52 @@ struct Serve: AsyncParsableCommand {
 
         let clock = SystemWallClock()
         let registry = ChannelRegistry()
-        var services: [any Service] = []
-        for channel in configuration.channels {
-            guard let package = packages[channel.name] else { continue }
-            let loop = LoopChannel(name: channel.name, package: package, windowSeconds: channel.windowSeconds, startedAt: clock.now())
-            let publisher = LoopChannelPublisher(
-                channel: loop, registry: registry, clock: clock,
-                logger: logger.with(metadataKey: "hls.channel.id", value: "\(channel.name)"))
-            publisher.publishNow()  // live before the first request
-            services.append(publisher)
+        // Push ingest exists even without push channels, so a reload can add one.
+        let push: PushIngest
+        do {
+            push = try PushIngest(
+                configuration: configuration, registry: registry, clock: clock, logger: logger, slate: loaded.slate)
+        } catch {
+            ConfigurationLoading.exit(with: ConfigurationError(problems: [
+                .init(file: loaded.file, line: nil, keyPath: "server.state", message: error.message)
+            ]))
         }
+        let sources = ChannelSources(registry: registry, clock: clock, logger: logger, stateDirectory: push.stateDirectory)
+        // The same file again on SIGHUP (`--config`, else what was found at start).
+        let path = config
+        let supervisor = ChannelSupervisor(
+            loaded: loaded, loader: { () throws(ConfigurationError) in try ConfigurationLoading.load(path: path) },
+            push: push, registry: registry, logger: logger, makeSource: sources.make)
+        // Every loop channel is live before the first request.
+        for channel in configuration.channels { sources.publishNow(channel, loaded) }
 
         var serverConfiguration = OriginServerConfiguration()
         serverConfiguration.host = host
         serverConfiguration.port = port
         serverConfiguration.publicDirectory = configuration.server.publicDirectory
         serverConfiguration.cors = configuration.server.cors
-        // Push channels: encoders PUT segments and playlists to /ingest/{channel}/…
-        var ingest: (any IngestSink)?
-        if configuration.channels.contains(where: { if case .push = $0.source { true } else { false } }) {
-            let push: PushIngest
-            do {
-                push = try PushIngest(configuration: configuration, registry: registry, clock: clock, logger: logger)
-            } catch {
-                ConfigurationLoading.exit(with: ConfigurationError(problems: [
-                    .init(file: "server.state", line: nil, keyPath: "server.state", message: error.message)
-                ]))
-            }
-            services.append(push)
-            ingest = PushIngestSink(push)
-        }
-        let server = OriginServer(configuration: serverConfiguration, content: registry, ingest: ingest, logger: logger)
-        services.append(server)
+        let server = OriginServer(
+            configuration: serverConfiguration, content: registry, ingest: PushIngestSink(push), logger: logger)
 
+        let services: [any Service] = [push, supervisor, ReloadOnHangup(supervisor: supervisor), server]
         let group = ServiceGroup(
-            configuration: .init(services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(
+                services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
         logger.info("listening", metadata: ["address": "http://\(host):\(port)", "channels": "\(configuration.channels.map(\.name))"])
         try await group.run()
+    }
+}
+
+/// Turns SIGHUP (`systemctl reload`) into a configuration reload.
+struct ReloadOnHangup: Service {
+    let supervisor: ChannelSupervisor
+
+    func run() async throws {
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        await cancelWhenGracefulShutdown {
+            for await _ in hangups { supervisor.requestReload() }
+        }
     }
 }
 

@@ -198,7 +198,9 @@ final class PushIngestTests {
         let snapshot = try #require(registry.snapshot(of: "live"))
         let playlist = try PlaylistParser().parseMedia(Array(snapshot.mediaPlaylists["x_0"]!.body.readableBytesView))
         #expect(playlist.effectiveMediaSequence >= 1, "segment 0 slid out")
-        let first = try #require(snapshot.segments["x_0"]?.first { $0.key.hasSuffix("-0.ts") }?.value)
+        // Segment 0 is the lowest MSN still fetchable (numbers start from the wall clock).
+        func msn(_ name: String) -> UInt64 { UInt64(name.split(separator: "-").last!.dropLast(3)) ?? .max }
+        let first = try #require(snapshot.segments["x_0"]?.min { msn($0.key) < msn($1.key) }?.value)
         // The encoder deletes segment 0 at once: it stays fetchable and on disk.
         try ingest.delete(channel: "live", path: ["x_00.ts"])
         #expect(FileManager.default.fileExists(atPath: first.path))

@@ -240,3 +240,29 @@ struct PushWindowTests {
         #expect(PlaylistValidator.validate(listed).filter { $0.severity == .error }.isEmpty)
     }
 }
+
+@Suite("Push window: numbering from the wall clock")
+struct PushWindowClockNumberingTests {
+    @Test("the first segment is numbered now / 100 ms; a channel started again later numbers above it (C3, C6)")
+    func survivesRestart() throws {
+        func run(startingAt clock: Int64, segments: Int) throws -> MediaPlaylist {
+            var window = PushWindow(
+                configuration: .init(
+                    channel: "live", targetDuration: 2, windowSeconds: 12, runTag: "r\(clock)", clockNumbering: true))
+            var encoder = FakeEncoder()
+            encoder.clock = clock
+            for _ in 0..<segments { try encoder.push(encoder.produce(), into: &window) }
+            return try #require(window.mediaPlaylist(rendition: "x_0"))
+        }
+        let start: Int64 = 1_795_282_560_000_000
+        let first = try run(startingAt: start, segments: 30)
+        // The encoder's first segment (MSN 0) ends 2 s after `start`, when its playlist arrives.
+        let base = UInt64((start + 2_000_000) / 100_000)
+        #expect(first.effectiveMediaSequence + UInt64(first.segments.count) == base + 30)
+        #expect(first.effectiveDiscontinuitySequence == base)
+        // Headwater restarts right after (a minute of 2 s segments = 30 numbers; the clock gave 600).
+        let second = try run(startingAt: start + 61_000_000, segments: 3)
+        #expect(second.effectiveMediaSequence > first.mediaSequenceNumber(at: first.segments.count - 1))
+        #expect(second.effectiveDiscontinuitySequence > first.effectiveDiscontinuitySequence)
+    }
+}

@@ -23,8 +23,12 @@ public final class PushIngest: Service, Sendable {
 
     /// Where uploads are stored (`server.state`, or a temporary directory).
     public let stateDirectory: String
-    /// The push channels, by name.
-    let channels: [String: PushChannel]
+    /// The push channels, by name (replaced whole by ``reconfigure(_:slate:)``).
+    private let channelsBox: NIOLockedValueBox<[String: PushChannel]>
+    var channels: [String: PushChannel] { channelsBox.withLockedValue { $0 } }
+    /// Prefix of this run's stored and served names.
+    let runTag: String
+    private let environment: [String: String]?
     let registry: ChannelRegistry
     let clock: any WallClock
     let logger: Logger
@@ -44,42 +48,71 @@ public final class PushIngest: Service, Sendable {
         self.registry = registry
         self.clock = clock
         self.logger = logger
-        let pushChannels = configuration.channels.compactMap { channel in
-            if case .push(let source) = channel.source { (channel, source) } else { nil }
-        }
+        self.environment = environment
         if let directory = configuration.server.stateDirectory {
-            if !pushChannels.isEmpty { try PushStorage.makeDirectory(directory) }
+            try PushStorage.makeDirectory(directory)
             stateDirectory = directory
             ownsStateDirectory = false
         } else {
-            stateDirectory = pushChannels.isEmpty ? "" : try PushStorage.makeTemporaryDirectory()
-            ownsStateDirectory = !pushChannels.isEmpty
+            stateDirectory = try PushStorage.makeTemporaryDirectory()
+            ownsStateDirectory = true
         }
-        let now = clock.now()
         // Start time in µs, base 36: served names and ETags of this run never repeat an earlier run's.
-        let runTag = String(now, radix: 36)
-        var channels: [String: PushChannel] = [:]
-        for (channel, source) in pushChannels {
-            let directory = "\(stateDirectory)/push/\(channel.name)"
-            try PushStorage.makeDirectory(directory)
-            PushStorage.removeOwnFiles(in: directory)
+        runTag = String(clock.now(), radix: 36)
+        channelsBox = NIOLockedValueBox([:])
+        try reconfigure(configuration, slate: slate)
+    }
+
+    /// Applies a (re)loaded configuration: push channels that are new get a directory (cleared of
+    /// an earlier run's files) and a `starting` snapshot; removed ones are dropped from the
+    /// registry with their files; the others keep their window and numbering, taking the new
+    /// window length, stall policy, token and upload limit in place. A changed target duration
+    /// is the caller's to refuse (it never changes while a channel lives, B2).
+    ///
+    /// - Throws: ``PushError`` (500) when a directory cannot be created; nothing changes then.
+    public func reconfigure(_ configuration: HeadwaterConfiguration, slate: SlateLibrary?) throws(PushError) {
+        let wanted = configuration.channels.compactMap { channel in
+            if case .push(let source) = channel.source { (channel, source) } else { nil }
+        }
+        let current = channelsBox.withLockedValue { $0 }
+        var next: [String: PushChannel] = [:]
+        var added: [WindowedChannel] = []
+        for (channel, source) in wanted {
             let token = Self.lookUp(source.tokenEnvironmentVariable, in: environment).map { Array($0.utf8) }
             if token == nil {
                 logger.warning(
                     "push ingest disabled: \(source.tokenEnvironmentVariable) is not set",
                     metadata: ["hls.channel.id": "\(channel.name)"])
             }
+            let stall = StallPolicy(fill: channel.stall, slate: slate)
+            if let existing = current[channel.name] {
+                existing.windowed.apply { window, _ in
+                    window.reconfigure(windowSeconds: channel.windowSeconds, stall: stall)
+                    return PushWindow.Outcome()
+                }
+                next[channel.name] = PushChannel(source: source, token: token, windowed: existing.windowed)
+                continue
+            }
+            let directory = "\(stateDirectory)/push/\(channel.name)"
+            try PushStorage.makeDirectory(directory)
+            PushStorage.removeOwnFiles(in: directory)
             let window = PushWindow(
                 configuration: .init(
                     channel: channel.name, targetDuration: source.targetDuration, windowSeconds: channel.windowSeconds,
-                    runTag: runTag, stall: StallPolicy(fill: channel.stall, slate: slate)))
+                    runTag: runTag, stall: stall, clockNumbering: true))
             let windowed = WindowedChannel(
                 name: channel.name, sourceType: "push", window: window, directory: directory, registry: registry,
                 clock: clock, logger: logger)
-            channels[channel.name] = PushChannel(source: source, token: token, windowed: windowed)
-            windowed.publishNow()
+            next[channel.name] = PushChannel(source: source, token: token, windowed: windowed)
+            added.append(windowed)
         }
-        self.channels = channels
+        channelsBox.withLockedValue { $0 = next }
+        for windowed in added { windowed.publishNow() }
+        for (name, removed) in current where next[name] == nil {
+            registry.remove(name)
+            PushStorage.removeOwnFiles(in: removed.windowed.directory)
+            PushStorage.removeDirectory(removed.windowed.directory)
+        }
     }
 
     /// Counts of refused uploads and of reported problems, for metrics.

@@ -45,6 +45,17 @@ extension PushWindow {
 
     /// Takes the encoder's new playlist of a rendition and lists what it can.
     mutating func receive(_ playlist: MediaPlaylist, rendition name: String, path: String, now: Int64) {
+        if configuration.clockNumbering, numbering.highest == nil, numbering.current == 0 {
+            // The channel's first playlist: its first segment is numbered from the wall clock.
+            let base = UInt64(max(0, now / PushWindow.clockNumberingUnit))
+            numbering.epochs[0] = .init(
+                start: base, offset: base &- playlist.effectiveMediaSequence,
+                discontinuityOffset: base &- playlist.effectiveDiscontinuitySequence, openedAt: now)
+            for key in renditions.keys {
+                renditions[key]!.offset = numbering.epochs[0].offset
+                renditions[key]!.discontinuityOffset = numbering.epochs[0].discontinuityOffset
+            }
+        }
         var rendition =
             renditions[name]
             ?? PushRendition(

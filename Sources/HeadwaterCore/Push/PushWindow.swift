@@ -30,15 +30,22 @@ public struct PushWindow: Sendable {
         public var runTag: String
         /// What happens when the source stalls (default: detected and reported, not filled).
         public var stall: StallPolicy
+        /// Number from the wall clock: the first segment gets MSN (and DSN) `now / 100 ms`, so a
+        /// channel that starts again — Headwater restarted, or the channel replaced by a config
+        /// reload — never numbers below what players saw before (C3, C6), with no state on disk.
+        /// Off, numbers start at the encoder's (tests read them more easily).
+        public var clockNumbering: Bool
 
         public init(
-            channel: String, targetDuration: Int, windowSeconds: Int, runTag: String, stall: StallPolicy = .init()
+            channel: String, targetDuration: Int, windowSeconds: Int, runTag: String, stall: StallPolicy = .init(),
+            clockNumbering: Bool = false
         ) {
             self.channel = channel
             self.targetDuration = max(1, targetDuration)
             self.windowSeconds = max(0, windowSeconds)
             self.runTag = runTag
             self.stall = stall
+            self.clockNumbering = clockNumbering
         }
     }
 
@@ -51,7 +58,7 @@ public struct PushWindow: Sendable {
         public init() {}
     }
 
-    public let configuration: Configuration
+    public private(set) var configuration: Configuration
     /// Completed uploads by ingest path (`v0/seg12.ts`): the newest upload of each path.
     var uploads: [String: Upload] = [:]
     var nextUploadSequence: UInt64 = 1
@@ -154,6 +161,17 @@ public struct PushWindow: Sendable {
 
     /// How often ``expire(now:)`` should run: a stall is acted on within this of 1½ target durations.
     public static let tickInterval: Int64 = 100_000
+
+    /// A config reload's new window length and stall policy, applied in place: numbering, listed
+    /// segments and retention carry on. (The target duration never changes, B2.)
+    public mutating func reconfigure(windowSeconds: Int, stall: StallPolicy) {
+        configuration.windowSeconds = max(0, windowSeconds)
+        configuration.stall = stall
+    }
+
+    /// µs per number of ``Configuration/clockNumbering``: a source averaging segments shorter
+    /// than 100 ms could overtake the clock, none does.
+    public static let clockNumberingUnit: Int64 = 100_000
 
     /// Most renditions per channel: every playlist path an encoder invents becomes one.
     public static let maxRenditions = 32
