@@ -155,7 +155,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HeadwaterCLITests",
-            dependencies: ["headwater"],
+            dependencies: ["headwater", "HeadwaterHLS"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -266,3 +266,33 @@ struct PushWindowClockNumberingTests {
         #expect(second.effectiveDiscontinuitySequence > first.effectiveDiscontinuitySequence)
     }
 }
+
+@Suite("Push window: deterministic encoders")
+struct PushWindowDeterministicRestartTests {
+    @Test("a restart whose first segments are byte for byte the same as last run's is a restart, not an old copy")
+    func identicalBytesAfterSilence() throws {
+        var window = PushWindow(configuration: .init(channel: "live", targetDuration: 2, windowSeconds: 12, runTag: "t1"))
+        var clock: Int64 = 1_795_282_560_000_000
+        func file(_ n: Int) -> SegmentFile {  // the same bytes, hence the same ETag, in every run
+            SegmentFile(path: "/store/\(clock)/\(n)", length: 1000, entityTag: "\"same-\(n)\"", contentType: "video/mp2t", lastModified: 0)
+        }
+        func playlist(_ count: Int) -> MediaPlaylist {
+            var playlist = MediaPlaylist(targetDuration: 2, mediaSequence: UInt64(max(0, count - 6)))
+            playlist.segments = (max(0, count - 6)..<count).map { MediaSegment(uri: "s\($0).ts", duration: .seconds(2)) }
+            return playlist
+        }
+        var reports: [PushReport] = []
+        for run in 0..<2 {
+            for n in 0..<8 {
+                clock += 2_000_000
+                _ = window.segmentStored(path: "s\(n).ts", file: file(n), completedAt: clock)
+                reports += try window.playlistReceived(path: "x.m3u8", playlist(n + 1), now: clock).reports
+            }
+            if run == 0 { clock += 7_000_000 }  // silence, then the encoder starts over
+        }
+        #expect(reports.contains { $0.kind == .encoderRestart }, "\(reports)")
+        let last = try #require(window.mediaPlaylist(rendition: "x"))
+        #expect(last.mediaSequenceNumber(at: last.segments.count - 1) == 15, "8 + 8 segments, numbered on")
+        #expect(last.effectiveDiscontinuitySequence == 1, "one discontinuity, at the restart (slid out by now)")
+    }
+}

@@ -61,7 +61,7 @@ extension PushWindow {
             ?? PushRendition(
                 name: name, playlistPath: path, targetDuration: configuration.targetDuration, epoch: numbering.current,
                 numbering: numbering.epochs[numbering.current])
-        switch verdict(rendition, playlist) {
+        switch verdict(rendition, playlist, now: now) {
         case .stale:
             return
         case .restart(let reason):
@@ -79,10 +79,11 @@ extension PushWindow {
     }
 
     /// Whether `playlist` continues what `rendition` followed, is an old copy, or comes from a
-    /// restarted encoder: its media sequence went back, an MSN already consumed now names another
+    /// restarted encoder: its media sequence went back (and it is not a copy sent moments before the
+    /// one already followed), an MSN already consumed now names another
     /// file (or the same name with other bytes: ffmpeg restarts at `x_00.ts`), or it jumped further
     /// ahead than gap fillers may cover.
-    func verdict(_ rendition: PushRendition, _ playlist: MediaPlaylist) -> Verdict {
+    func verdict(_ rendition: PushRendition, _ playlist: MediaPlaylist, now: Int64) -> Verdict {
         guard let next = rendition.nextEncoderSequence, let previous = rendition.encoder else { return .continuing }
         let sequence = playlist.effectiveMediaSequence
         var matches = 0
@@ -101,7 +102,11 @@ extension PushWindow {
         }
         let end = sequence &+ UInt64(playlist.segments.count)
         if sequence < previous.effectiveMediaSequence || end < next {
-            if matches > 0 { return .stale }
+            // An old copy overtaken by a newer one arrives right after it; after a silence of 1½
+            // TD it is a restarted encoder, even one whose first segments are byte for byte the
+            // same as last time (a test pattern, a file looped from its start).
+            let recent = now - rendition.encoderReceivedAt < Int64(configuration.targetDuration) * 1_500_000
+            if matches > 0, recent { return .stale }
             return .restart("encoder media sequence went back from \(previous.effectiveMediaSequence) to \(sequence)")
         }
         if sequence > next, sequence - next > UInt64(maxFillerRun) {
