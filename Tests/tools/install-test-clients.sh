@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real HLS clients the tests drive (../shared/CLIENTS.md): ffmpeg, Chromium, and hls.js
 # (from the PyPI wheel of gradio, which ships it as an ES module; fetched at test time, never
-# committed). Idempotent; run by .ci/run, and by hand before `swift test` on a new machine.
+# committed), and systemd's offline tools (systemd-analyze, systemd-sysusers) that check
+# systemd/. Idempotent; run by .ci/run, and by hand before `swift test` on a new machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -9,6 +10,8 @@ need=()
 command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
 command -v chromium >/dev/null 2>&1 || need+=(chromium fonts-dejavu-core)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
+# Debian's systemd package, for its offline tools: they work where systemd is not PID 1 (CI containers).
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing: ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
