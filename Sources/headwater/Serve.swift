@@ -79,7 +79,8 @@ struct Serve: AsyncParsableCommand {
             services.append(push)
             ingest = PushIngestSink(push)
         }
-        let server = OriginServer(configuration: serverConfiguration, content: registry, ingest: ingest, logger: logger)
+        let server = OriginServer(
+            configuration: serverConfiguration, content: registry, ingest: ingest, logger: logger, clock: clock)
         services.append(server)
 
         let group = ServiceGroup(
