@@ -75,7 +75,8 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.publicDirectory = configuration.server.publicDirectory
         serverConfiguration.cors = configuration.server.cors
         let server = OriginServer(
-            configuration: serverConfiguration, content: registry, ingest: PushIngestSink(push), logger: logger)
+            configuration: serverConfiguration, content: registry, ingest: PushIngestSink(push), logger: logger,
+            clock: clock)
 
         let services: [any Service] = [push, supervisor, ReloadOnHangup(supervisor: supervisor), server]
         let group = ServiceGroup(

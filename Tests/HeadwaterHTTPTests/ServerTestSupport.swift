@@ -395,11 +395,13 @@ func withServer<T: Sendable>(
     ingest: (any IngestSink)? = nil,
     configure: (inout OriginServerConfiguration) -> Void = { _ in },
     logger: Logger = quietLogger,
+    clock: any WallClock = SystemWallClock(),
     _ body: @Sendable (_ port: Int) async throws -> T
 ) async throws -> T {
     var configuration = OriginServerConfiguration(port: 0)
     configure(&configuration)
-    let server = OriginServer(configuration: configuration, content: content, ingest: ingest, logger: logger)
+    let server = OriginServer(
+        configuration: configuration, content: content, ingest: ingest, logger: logger, clock: clock)
     return try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask {
             try await server.run()

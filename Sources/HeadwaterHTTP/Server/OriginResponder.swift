@@ -4,7 +4,7 @@ import NIOCore
 import NIOHTTP1
 
 /// Decides the response to one `GET`, `HEAD` or `OPTIONS` request: routing by method, playlists,
-/// segments, static files and `/healthz`. Ingest bodies are streamed by ``OriginHTTPHandler``
+/// segments, static files, `/healthz` and `/api/status`. Ingest bodies are streamed by ``OriginHTTPHandler``
 /// instead. Reads one channel snapshot per request and never blocks (files: see ``OpenFile``).
 struct OriginResponder {
     let content: any OriginContent
@@ -12,6 +12,8 @@ struct OriginResponder {
     let cors: Bool
     let ingestEnabled: Bool
     let logger: Logger
+    /// `/api/status`, with the clock its ages are measured by.
+    var statusAPI = StatusAPI()
 
     /// The response to `method` on `route` (pass `GET` for `HEAD`; the handler drops the body).
     /// A method the route does not take gets 405 with `Allow`; `OPTIONS` gets 204 (and CORS).
@@ -44,6 +46,8 @@ struct OriginResponder {
             return segment(channel: channel, rendition: rendition, name: name, headers: headers)
         case .health:
             return health()
+        case .status:
+            return statusAPI.response(content: content)
         case .staticFile(let path):
             return staticFile(path: path, headers: headers)
         case .notFound, .ingest, .server:

@@ -6,7 +6,7 @@ import NIOPosix
 public import ServiceLifecycle
 import Synchronization
 
-/// The HTTP/1.1 origin: playlists, segments, static files, `/healthz` and push ingest
+/// The HTTP/1.1 origin: playlists, segments, static files, `/healthz`, `/api/status` and push ingest
 /// (DESIGN.md "Public interface"), as a swift-service-lifecycle `Service`.
 ///
 /// ```swift
@@ -39,18 +39,22 @@ public final class OriginServer: Service {
     private let content: any OriginContent
     private let ingest: (any IngestSink)?
     private let logger: Logger
+    private let statusAPI: StatusAPI
     private let listening = Mutex(Listening.pending([]))
 
+    /// `clock` measures uptime and live-edge ages for `/api/status` (inject one in tests).
     public init(
         configuration: OriginServerConfiguration,
         content: any OriginContent,
         ingest: (any IngestSink)?,
-        logger: Logger
+        logger: Logger,
+        clock: any WallClock = SystemWallClock()
     ) {
         self.configuration = configuration
         self.content = content
         self.ingest = ingest
         self.logger = logger
+        self.statusAPI = StatusAPI(clock: clock)
     }
 
     /// The bound address while ``run()`` is listening, else `nil`.
@@ -173,7 +177,8 @@ public final class OriginServer: Service {
                 publicDirectory: configuration.publicDirectory,
                 cors: configuration.cors,
                 ingestEnabled: ingest != nil,
-                logger: logger
+                logger: logger,
+                statusAPI: statusAPI
             ),
             ingest: ingest,
             maxIngestBodyBytes: configuration.maxIngestBodyBytes,

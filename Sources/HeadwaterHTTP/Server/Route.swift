@@ -9,6 +9,7 @@ public import NIOHTTP1
 /// | `/live/{channel}/{rendition}.m3u8` | ``mediaPlaylist(channel:rendition:)`` |
 /// | `/live/{channel}/{rendition}/{segment}` | ``segment(channel:rendition:name:)`` |
 /// | `/healthz` | ``health`` |
+/// | `/api/status` | ``status`` |
 /// | `/ingest/{channel}/{path…}` | ``ingest(channel:path:)`` |
 /// | `*` | ``server`` (only `OPTIONS *` is meaningful) |
 /// | `/` | ``staticFile(path:)`` with `[]` (served as `index.html`) |
@@ -20,6 +21,8 @@ public enum Route: Sendable, Hashable {
     case mediaPlaylist(channel: String, rendition: String)
     case segment(channel: String, rendition: String, name: String)
     case health
+    /// The status page's JSON (`/api/status`).
+    case status
     case ingest(channel: String, path: [String])
     /// The asterisk-form target `*` (RFC 9112 §3.2.4): the server itself.
     case server
@@ -56,6 +59,8 @@ public enum Route: Sendable, Hashable {
             if case .mediaPlaylist = self { try Self.validatePlaylistQuery(target.query) }
         case "healthz" where s.count == 1:
             self = .health
+        case "api" where s == ["api", "status"]:
+            self = .status
         case "ingest":
             guard s.count >= 3, let last = s.last, !last.isEmpty else {
                 self = .notFound
@@ -107,7 +112,7 @@ public enum Route: Sendable, Hashable {
         switch self {
         case .ingest: [.PUT, .POST, .DELETE, .OPTIONS]
         case .server: [.OPTIONS]
-        case .multivariantPlaylist, .mediaPlaylist, .segment, .health, .staticFile, .notFound:
+        case .multivariantPlaylist, .mediaPlaylist, .segment, .health, .status, .staticFile, .notFound:
             [.GET, .HEAD, .OPTIONS]
         }
     }
@@ -119,6 +124,7 @@ public enum Route: Sendable, Hashable {
         case .mediaPlaylist: "/live/{channel}/{rendition}.m3u8"
         case .segment: "/live/{channel}/{rendition}/{segment}"
         case .health: "/healthz"
+        case .status: "/api/status"
         case .ingest: "/ingest/{channel}/{path}"
         case .server: "*"
         case .staticFile: "/{file}"
