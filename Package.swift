@@ -155,7 +155,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HeadwaterCLITests",
-            dependencies: ["headwater", "HeadwaterHLS"],
+            dependencies: ["headwater", "HeadwaterHLS", "HeadwaterTesting"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -78,7 +78,11 @@ struct Serve: AsyncParsableCommand {
             configuration: serverConfiguration, content: registry, ingest: PushIngestSink(push), logger: logger,
             clock: clock)
 
-        let services: [any Service] = [push, supervisor, ReloadOnHangup(supervisor: supervisor), server]
+        let notifier = SystemdNotifier()
+        let services: [any Service] = [
+            push, supervisor, server, ReloadOnHangup(supervisor: supervisor, notifier: notifier, logger: logger),
+            SystemdReadiness(server: server, notifier: notifier, logger: logger),
+        ]
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint],
@@ -88,15 +92,46 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-/// Turns SIGHUP (`systemctl reload`) into a configuration reload.
+/// Turns SIGHUP (`systemctl reload`) into a configuration reload, telling systemd when it starts
+/// and ends (`RELOADING=1` … `READY=1`), so `systemctl reload` returns once it is applied.
 struct ReloadOnHangup: Service {
     let supervisor: ChannelSupervisor
+    let notifier: SystemdNotifier
+    let logger: Logger
 
     func run() async throws {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         await cancelWhenGracefulShutdown {
-            for await _ in hangups { supervisor.requestReload() }
+            for await _ in hangups {
+                notify { try notifier.reloading(status: "reloading configuration") }
+                let applied = await supervisor.reload()
+                notify { try notifier.reloaded(status: applied ? "serving; configuration reloaded" : "serving; reload rejected, see the log") }
+            }
         }
+    }
+
+    private func notify(_ send: () throws -> Void) {
+        do { try send() } catch { logger.warning("sd_notify: \(error)") }
+    }
+}
+
+/// `READY=1` once the server listens (the unit is `Type=notify`), `STOPPING=1` when graceful
+/// shutdown begins. Nothing without `NOTIFY_SOCKET`.
+struct SystemdReadiness: Service {
+    let server: OriginServer
+    let notifier: SystemdNotifier
+    let logger: Logger
+
+    func run() async throws {
+        guard notifier.isEnabled else { return }
+        let address = try await server.waitUntilListening()
+        do {
+            try notifier.ready(status: "serving on \(address)")
+        } catch {
+            logger.warning("sd_notify: \(error)")
+        }
+        try? await gracefulShutdown()
+        try? notifier.stopping(status: "finishing in-flight responses")
     }
 }
 

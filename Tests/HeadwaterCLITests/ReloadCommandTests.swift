@@ -1,4 +1,5 @@
 import Foundation
+import HeadwaterTesting
 import Synchronization
 import Testing
 
@@ -91,5 +92,31 @@ struct ReloadCommandTests {
         #expect(text.contains("the previous configuration keeps serving"))
         let starts = text.split(separator: "\n").filter { $0.hasSuffix("] listening") }
         #expect(starts.count == 2, "started once: one listening line from serve, one from the HTTP server")
+    }
+}
+
+/// `Type=notify`: what systemd hears from `headwater serve` over `NOTIFY_SOCKET`.
+@Suite("headwater serve: sd_notify", .serialized)
+struct NotifyCommandTests {
+    @Test("READY=1 once listening; SIGHUP gives RELOADING=1 then READY=1; SIGTERM gives STOPPING=1")
+    func lifecycle() throws {
+        let receiver = try DatagramReceiver.inTemporaryDirectory()
+        defer { receiver.remove() }
+        let (server, _, log) = try ServeCommandTests.startServer(environment: ["NOTIFY_SOCKET": receiver.notifySocket])
+        defer { if server.isRunning { server.terminate() } }
+        defer { try? FileManager.default.removeItem(at: log) }
+        let ready = try receiver.receive()
+        #expect(ready.split(separator: "\n").contains("READY=1"), "\(ready)")
+        kill(server.processIdentifier, SIGHUP)
+        let reloading = try receiver.receive()
+        #expect(reloading.contains("RELOADING=1") && reloading.contains("MONOTONIC_USEC="), "\(reloading)")
+        let reloaded = try receiver.receive()
+        #expect(reloaded.split(separator: "\n").contains("READY=1"), "\(reloaded)")
+        #expect(reloaded.contains("configuration reloaded"), "\(reloaded)")
+        server.terminate()
+        let stopping = try receiver.receive()
+        #expect(stopping.split(separator: "\n").contains("STOPPING=1"), "\(stopping)")
+        server.waitUntilExit()
+        #expect(server.terminationStatus == 0)
     }
 }
