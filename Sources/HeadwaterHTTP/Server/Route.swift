@@ -9,6 +9,8 @@ public import NIOHTTP1
 /// | `/live/{channel}/{rendition}.m3u8` | ``mediaPlaylist(channel:rendition:)`` |
 /// | `/live/{channel}/{rendition}/{segment}` | ``segment(channel:rendition:name:)`` |
 /// | `/healthz` | ``health`` |
+/// | `/readyz` | ``readiness`` |
+/// | `/metrics` | ``metrics`` |
 /// | `/ingest/{channel}/{path…}` | ``ingest(channel:path:)`` |
 /// | `*` | ``server`` (only `OPTIONS *` is meaningful) |
 /// | `/` | ``staticFile(path:)`` with `[]` (served as `index.html`) |
@@ -20,6 +22,10 @@ public enum Route: Sendable, Hashable {
     case mediaPlaylist(channel: String, rendition: String)
     case segment(channel: String, rendition: String, name: String)
     case health
+    /// `/readyz`: 200 only when every channel is live and fresh, else 503.
+    case readiness
+    /// `/metrics`: Prometheus text.
+    case metrics
     case ingest(channel: String, path: [String])
     /// The asterisk-form target `*` (RFC 9112 §3.2.4): the server itself.
     case server
@@ -56,6 +62,10 @@ public enum Route: Sendable, Hashable {
             if case .mediaPlaylist = self { try Self.validatePlaylistQuery(target.query) }
         case "healthz" where s.count == 1:
             self = .health
+        case "readyz" where s.count == 1:
+            self = .readiness
+        case "metrics" where s.count == 1:
+            self = .metrics
         case "ingest":
             guard s.count >= 3, let last = s.last, !last.isEmpty else {
                 self = .notFound
@@ -107,7 +117,7 @@ public enum Route: Sendable, Hashable {
         switch self {
         case .ingest: [.PUT, .POST, .DELETE, .OPTIONS]
         case .server: [.OPTIONS]
-        case .multivariantPlaylist, .mediaPlaylist, .segment, .health, .staticFile, .notFound:
+        case .multivariantPlaylist, .mediaPlaylist, .segment, .health, .readiness, .metrics, .staticFile, .notFound:
             [.GET, .HEAD, .OPTIONS]
         }
     }
@@ -119,6 +129,8 @@ public enum Route: Sendable, Hashable {
         case .mediaPlaylist: "/live/{channel}/{rendition}.m3u8"
         case .segment: "/live/{channel}/{rendition}/{segment}"
         case .health: "/healthz"
+        case .readiness: "/readyz"
+        case .metrics: "/metrics"
         case .ingest: "/ingest/{channel}/{path}"
         case .server: "*"
         case .staticFile: "/{file}"
