@@ -18,10 +18,13 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
 
     func run() async throws {
+        OriginMetrics.bootstrap()  // metrics: swift-metrics → the registry /metrics exports
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
         LoggingSystem.bootstrap { label in
+            // The access log (one line per request) goes to stdout as plain lines; see README.
+            if label == OriginServer.accessLogLabel { return AccessLogHandler() }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
@@ -79,7 +82,9 @@ struct Serve: AsyncParsableCommand {
             services.append(push)
             ingest = PushIngestSink(push)
         }
-        let server = OriginServer(configuration: serverConfiguration, content: registry, ingest: ingest, logger: logger)
+        let server = OriginServer(
+            configuration: serverConfiguration, content: registry, ingest: ingest, logger: logger,
+            accessLogger: Logger(label: OriginServer.accessLogLabel))
         services.append(server)
 
         let group = ServiceGroup(
