@@ -19,6 +19,8 @@ public struct ContentType: Sendable, Hashable, CustomStringConvertible {
     }
 
     public static let playlist = ContentType("application/vnd.apple.mpegurl", isCompressible: true)
+    /// The Prometheus text exposition format, version 0.0.4.
+    public static let prometheus = ContentType("text/plain; version=0.0.4; charset=utf-8", isCompressible: true)
     public static let mpegURLAudio = ContentType("audio/mpegurl", isCompressible: true)
     public static let mpegTS = ContentType("video/mp2t", isCompressible: false)
     public static let mp4Video = ContentType("video/mp4", isCompressible: false)

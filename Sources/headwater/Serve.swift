@@ -19,10 +19,13 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
 
     func run() async throws {
+        OriginMetrics.bootstrap()  // metrics: swift-metrics → the registry /metrics exports
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
         LoggingSystem.bootstrap { label in
+            // The access log (one line per request) goes to stdout as plain lines; see README.
+            if label == OriginServer.accessLogLabel { return AccessLogHandler() }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
@@ -65,7 +68,8 @@ struct Serve: AsyncParsableCommand {
         let path = config
         let supervisor = ChannelSupervisor(
             loaded: loaded, loader: { () throws(ConfigurationError) in try ConfigurationLoading.load(path: path) },
-            push: push, registry: registry, logger: logger, makeSource: sources.make)
+            push: push, registry: registry, logger: logger, makeSource: sources.make,
+            onReload: { applied in OriginMetrics.configReload(result: applied ? .applied : .rejected) })
         // Every loop channel is live before the first request.
         for channel in configuration.channels { sources.publishNow(channel, loaded) }
 
@@ -76,7 +80,7 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.cors = configuration.server.cors
         let server = OriginServer(
             configuration: serverConfiguration, content: registry, ingest: PushIngestSink(push), logger: logger,
-            clock: clock)
+            accessLogger: Logger(label: OriginServer.accessLogLabel), clock: clock)
 
         let notifier = SystemdNotifier()
         let services: [any Service] = [
@@ -123,15 +127,17 @@ struct SystemdReadiness: Service {
     let logger: Logger
 
     func run() async throws {
-        guard notifier.isEnabled else { return }
-        let address = try await server.waitUntilListening()
-        do {
-            try notifier.ready(status: "serving on \(address)")
-        } catch {
-            logger.warning("sd_notify: \(error)")
+        // A service that returns early stops the group: without systemd this one just waits.
+        if notifier.isEnabled {
+            let address = try await server.waitUntilListening()
+            do {
+                try notifier.ready(status: "serving on \(address)")
+            } catch {
+                logger.warning("sd_notify: \(error)")
+            }
         }
         try? await gracefulShutdown()
-        try? notifier.stopping(status: "finishing in-flight responses")
+        if notifier.isEnabled { try? notifier.stopping(status: "finishing in-flight responses") }
     }
 }
 

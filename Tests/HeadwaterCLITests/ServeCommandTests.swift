@@ -131,7 +131,8 @@ struct ServeCommandTests {
         let serverLog = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(at: log)
         #expect(serverLog.contains("listening"), "\(serverLog.prefix(500))")
-        #expect(serverLog.contains("GET /live/demo/v1.m3u8 200"), "one access log line per request")
+        #expect(serverLog.contains("\"GET /live/demo/v1.m3u8 HTTP/1.1\" 200 "), "one access log line per request")
+        #expect(serverLog.contains(" cache=HIT sid=- enc=-\n"), "access log fields (README.md)")
     }
 
     static func run(_ executable: String, _ arguments: [String]) throws -> (Process, Pipe) {
@@ -203,7 +204,7 @@ struct ServeCommandTests {
         server.waitUntilExit()
         let serverLog = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(at: log)
-        #expect(serverLog.contains("PUT /ingest/live/stream.m3u8 201"), "\(serverLog.suffix(800))")
+        #expect(serverLog.contains("\"PUT /ingest/live/stream.m3u8 HTTP/1.1\" 201 0 "), "\(serverLog.suffix(800))")
     }
 
     @Test("check-config accepts the shipped configuration and reports a broken one as file:line: key.path: message, exit 78")

@@ -94,6 +94,8 @@ struct StallCommandTests {
             >= seen.first!.playlist.effectiveDiscontinuitySequence + 2, "slate and the restart each added a discontinuity")
         #expect(stalledHealth.contains("degraded"), "health during the stall: \(stalledHealth)")
         #expect(health.withLock { $0.last } == "live", "healthy again")
+        let metrics = ServeCommandTests.get(port: port, path: "/metrics")
+        #expect(metrics.contains("headwater_stalls_total{channel=\"live\"} 1"), "the stall is counted once")
         server.terminate()
         server.waitUntilExit()
         let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""

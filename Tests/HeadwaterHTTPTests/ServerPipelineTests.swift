@@ -174,8 +174,14 @@ struct ServerPipelineTests {
         defer { harness.finish() }
         let response = try harness.send(get("/healthz"))
         #expect(response.status == 200)
+        // Liveness: 200 even though two channels are not ready; the body says which and why.
         #expect(
-            response.text == #"{"status":"ok","channels":{"demo":"live","shaky":"degraded","slow":"starting"}}"# + "\n"
+            response.text
+                == #"{"status":"degraded","channels":{"#
+                + #""demo":{"state":"live","liveEdgeAgeSeconds":2.000,"targetDuration":6,"ready":true},"#
+                + #""shaky":{"state":"degraded","reason":"source stalled","liveEdgeAgeSeconds":2.000,"#
+                + #""targetDuration":6,"ready":false},"#
+                + #""slow":{"state":"starting","liveEdgeAgeSeconds":null,"targetDuration":4,"ready":false}}}"# + "\n"
         )
         #expect(response.header("Content-Type") == "application/json")
         #expect(response.header("Cache-Control") == "no-store")
@@ -236,7 +242,7 @@ struct ServerPipelineTests {
         #expect(responses[0].text == Fixture.masterText)
         #expect(responses[1].body.isEmpty)
         #expect(responses[1].header("Content-Length") == String(Fixture.mediaText.utf8.count))
-        #expect(responses[3].text.hasPrefix(#"{"status":"ok""#))
+        #expect(responses[3].text.hasPrefix(#"{"status":"degraded","channels":{"demo":"#))
         #expect(responses[4].text == Fixture.mediaText)
     }
 

@@ -29,6 +29,8 @@ let routeTable: [RouteCase] = [
     .init("/live/demo/v1/seg42.ts?token=abc", .segment(channel: "demo", rendition: "v1", name: "seg42.ts")),
     .init("/healthz", .health),
     .init("/healthz?verbose=1", .health),
+    .init("/readyz", .readiness),
+    .init("/metrics", .metrics),
     .init("/ingest/demo/v1.m3u8", .ingest(channel: "demo", path: ["v1.m3u8"])),
     .init("/ingest/demo/v1/seg42.ts", .ingest(channel: "demo", path: ["v1", "seg42.ts"])),
     .init("*", .server),
@@ -36,6 +38,7 @@ let routeTable: [RouteCase] = [
     .init("/index.html", .staticFile(path: ["index.html"])),
     .init("/js/app.js", .staticFile(path: ["js", "app.js"])),
     .init("/healthz/extra", .staticFile(path: ["healthz", "extra"])),
+    .init("/metrics/extra", .staticFile(path: ["metrics", "extra"])),
     // Nothing can live here.
     .init("/.env", .notFound),
     .init("/js/.git/config", .notFound),

@@ -24,6 +24,8 @@ enum Fixture {
     static let mediaText =
         "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:6\n#EXT-X-MEDIA-SEQUENCE:7\n#EXTINF:6.000,\nv1/seg7.ts\n"
     static let publishedAt: Int64 = 1_700_000_000
+    /// The wall clock of tests that need one, µs: 100 s after ``publishedAt``.
+    static let now: Int64 = (publishedAt + 100) * 1_000_000
 
     static func playlist(_ text: String, tag: String, targetDuration: Int?) -> RenderedPlaylist {
         RenderedPlaylist(
@@ -36,7 +38,16 @@ enum Fixture {
         )
     }
 
-    /// Channel `demo` (live: master, rendition `v1`, the given segments), `slow` (starting),
+    /// A status whose one rendition `v1` last got a segment at `lastSegmentAt` (µs).
+    static func status(targetDuration: Int, lastSegmentAt: Int64?) -> ChannelStatus {
+        ChannelStatus(
+            source: "push", targetDuration: targetDuration, windowSeconds: 3 * targetDuration,
+            renditions: [
+                .init(name: "v1", mediaSequence: 0, discontinuitySequence: 0, segments: [], lastSegmentAt: lastSegmentAt)
+            ])
+    }
+
+    /// Channel `demo` (live, its newest segment 2 s before ``now``: master, rendition `v1`, the given segments), `slow` (starting),
     /// `shaky` (degraded, still serving).
     static func content(segments: [String: SegmentFile] = [:]) -> FakeContent {
         let master = playlist(masterText, tag: "demo-master-v1", targetDuration: nil)
@@ -47,7 +58,8 @@ enum Fixture {
             multivariant: master,
             mediaPlaylists: ["v1": media],
             segments: ["v1": segments],
-            targetDuration: 6
+            targetDuration: 6,
+            status: status(targetDuration: 6, lastSegmentAt: now - 2_000_000)
         )
         var shaky = demo
         shaky.name = "shaky"
@@ -91,6 +103,13 @@ enum Gzip {
         }
         return ~crc
     }
+}
+
+/// A wall clock that always says the same instant.
+struct FixedClock: WallClock {
+    let micros: Int64
+    init(_ micros: Int64) { self.micros = micros }
+    func now() -> Int64 { micros }
 }
 
 // MARK: - Files
@@ -335,7 +354,9 @@ struct PipelineHarness {
         content: any OriginContent = Fixture.content(),
         ingest: (any IngestSink)? = nil,
         cors: Bool = false,
-        logger: Logger = quietLogger
+        logger: Logger = quietLogger,
+        metrics: OriginMetrics = OriginMetrics(),
+        clock: any WallClock = FixedClock(Fixture.now)
     ) throws {
         channel = EmbeddedChannel()
         let environment = OriginHTTPHandler.Environment(
@@ -344,12 +365,16 @@ struct PipelineHarness {
                 publicDirectory: nil,
                 cors: cors,
                 ingestEnabled: ingest != nil,
-                logger: logger
+                logger: logger,
+                metrics: metrics,
+                clock: clock
             ),
             ingest: ingest,
             maxIngestBodyBytes: 1 << 20,
             cors: cors,
             logger: logger,
+            accessLogger: logger,
+            metrics: metrics,
             now: { Fixture.publishedAt + 100 }
         )
         try OriginServer.configure(
@@ -395,13 +420,21 @@ func withServer<T: Sendable>(
     ingest: (any IngestSink)? = nil,
     configure: (inout OriginServerConfiguration) -> Void = { _ in },
     logger: Logger = quietLogger,
+    accessLogger: Logger? = nil,
     clock: any WallClock = SystemWallClock(),
     _ body: @Sendable (_ port: Int) async throws -> T
 ) async throws -> T {
     var configuration = OriginServerConfiguration(port: 0)
+    configuration.metrics = OriginMetrics()  // never the process's shared registry
     configure(&configuration)
     let server = OriginServer(
-        configuration: configuration, content: content, ingest: ingest, logger: logger, clock: clock)
+        configuration: configuration,
+        content: content,
+        ingest: ingest,
+        logger: logger,
+        accessLogger: accessLogger,
+        clock: clock
+    )
     return try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask {
             try await server.run()

@@ -32,6 +32,8 @@ public final class PushIngest: Service, Sendable {
     let registry: ChannelRegistry
     let clock: any WallClock
     let logger: Logger
+    /// Where refusals are counted (and, through each channel, ingest and renders).
+    let metrics: OriginMetrics
     private let ownsStateDirectory: Bool
     private let countersBox = NIOLockedValueBox(PushCounters())
 
@@ -40,11 +42,13 @@ public final class PushIngest: Service, Sendable {
     ///
     /// - Parameter environment: where bearer tokens are looked up (`token_env`); `nil` reads the
     ///   process environment.
+    /// - Parameter metrics: where ingest, refusals and renders are counted.
     /// - Throws: ``PushError`` (500) when a directory cannot be created.
     public init(
         configuration: HeadwaterConfiguration, registry: ChannelRegistry, clock: any WallClock, logger: Logger,
-        slate: SlateLibrary? = nil, environment: [String: String]? = nil
+        slate: SlateLibrary? = nil, environment: [String: String]? = nil, metrics: OriginMetrics = .current
     ) throws(PushError) {
+        self.metrics = metrics
         self.registry = registry
         self.clock = clock
         self.logger = logger
@@ -102,7 +106,7 @@ public final class PushIngest: Service, Sendable {
                     runTag: runTag, stall: stall, clockNumbering: true))
             let windowed = WindowedChannel(
                 name: channel.name, sourceType: "push", window: window, directory: directory, registry: registry,
-                clock: clock, logger: logger)
+                clock: clock, logger: logger, metrics: metrics)
             next[channel.name] = PushChannel(source: source, token: token, windowed: windowed)
             added.append(windowed)
         }
@@ -134,14 +138,16 @@ public final class PushIngest: Service, Sendable {
             throw rejected(
                 PushError(
                     status: 403, "push ingest disabled: \(channel.source.tokenEnvironmentVariable) is not set",
-                    reason: .disabled))
+                    reason: .disabled),
+                channel: channel)
         }
         guard let authorization, let presented = PushAuthorization.bearerToken(authorization) else {
             throw rejected(
-                PushError(status: 401, "ingest needs Authorization: Bearer <token>", reason: .missingCredentials))
+                PushError(status: 401, "ingest needs Authorization: Bearer <token>", reason: .missingCredentials),
+                channel: channel)
         }
         guard PushAuthorization.matches(presented, expected: expected) else {
-            throw rejected(PushError(status: 403, "wrong ingest token", reason: .wrongToken))
+            throw rejected(PushError(status: 403, "wrong ingest token", reason: .wrongToken), channel: channel)
         }
     }
 
@@ -158,18 +164,18 @@ public final class PushIngest: Service, Sendable {
     {
         let channel = try self.channel(name)
         let path: PushPath
-        do { path = try PushPath(components) } catch { throw rejected(error) }
+        do { path = try PushPath(components) } catch { throw rejected(error, channel: channel) }
         let limit =
             path.kind == .playlist
             ? min(Self.maxPlaylistBytes, channel.source.maxUploadBytes) : channel.source.maxUploadBytes
         if let contentLength, contentLength > limit {
-            throw rejected(Self.tooLarge(path, limit: limit))
+            throw rejected(Self.tooLarge(path, limit: limit), channel: channel)
         }
         var sink = PushUpload.Sink.buffer([])
         if path.kind == .segment {
             let final = channel.windowed.newFilePath(extension: path.fileExtension)
             let fd: Int32
-            do { fd = try PushStorage.create(final + ".part") } catch { throw rejected(error) }
+            do { fd = try PushStorage.create(final + ".part") } catch { throw rejected(error, channel: channel) }
             sink = .file(fd: fd, temporary: final + ".part", final: final)
         }
         return PushUpload(
@@ -183,7 +189,7 @@ public final class PushIngest: Service, Sendable {
     public func delete(channel name: String, path components: [String]) throws(PushError) {
         let channel = try self.channel(name)
         let path: PushPath
-        do { path = try PushPath(components) } catch { throw rejected(error) }
+        do { path = try PushPath(components) } catch { throw rejected(error, channel: channel) }
         guard path.kind == .segment else { return }  // playlists are not stored
         channel.windowed.apply { window, now in window.segmentDeleted(path: path.description, now: now) }
     }
@@ -230,18 +236,23 @@ public final class PushIngest: Service, Sendable {
         do {
             playlist = try PlaylistParser().parse(bytes)
         } catch {
-            throw rejected(PushError(status: 422, "\(path): \(error.description)", reason: .malformedPlaylist))
+            throw rejected(
+                PushError(status: 422, "\(path): \(error.description)", reason: .malformedPlaylist), channel: channel)
         }
         do {
             try channel.windowed.received(playlist, path: path.description)
         } catch {
-            throw rejected(error)
+            // Counted by the channel's window already (metrics too); only this total is left.
+            countersBox.withLockedValue { $0.count(error.reason) }
+            throw error
         }
     }
 
+    /// Counts a refusal; `channel` is `nil` when the request named no push channel.
     @discardableResult
-    func rejected(_ error: PushError) -> PushError {
+    func rejected(_ error: PushError, channel: PushChannel? = nil) -> PushError {
         countersBox.withLockedValue { $0.count(error.reason) }
+        metrics.ingestRejected(channel: channel?.name, reason: error.reason)
         return error
     }
 

@@ -70,7 +70,7 @@ public final class PushUpload: Sendable {
         }
         if case .failure(let error) = result {
             discard()
-            throw ingest.rejected(error)
+            throw ingest.rejected(error, channel: channel)
         }
     }
 
@@ -103,7 +103,8 @@ public final class PushUpload: Sendable {
             throw ingest.rejected(
                 PushError(
                     status: 400, "\(path): upload ended after \(taken.received) of \(contentLength) bytes",
-                    reason: .truncated))
+                    reason: .truncated),
+                channel: channel)
         }
         switch sink {
         case .buffer(let bytes):
@@ -112,7 +113,7 @@ public final class PushUpload: Sendable {
             close(fd)
             do { try PushStorage.move(temporary, to: final) } catch {
                 PushStorage.remove(temporary)
-                throw ingest.rejected(error)
+                throw ingest.rejected(error, channel: channel)
             }
             let now = ingest.clock.now()
             let file = SegmentFile(
@@ -128,7 +129,9 @@ public final class PushUpload: Sendable {
     public func abort() {
         let wasOpen = state.withLockedValue { $0.sink != nil }
         discard()
-        if wasOpen { ingest.rejected(PushError(status: 400, "\(path): upload aborted", reason: .truncated)) }
+        if wasOpen {
+            ingest.rejected(PushError(status: 400, "\(path): upload aborted", reason: .truncated), channel: channel)
+        }
     }
 
     private func discard() {

@@ -13,6 +13,7 @@ public enum PlaylistRendering {
     ) -> RenderedPlaylist {
         var playlist = playlist
         playlist.version = max(playlist.version ?? 0, 3, PlaylistValidator.requiredVersion(playlist).version)
+        OriginMetrics.current.playlistRendered(.media)
         return render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
             targetDuration: playlist.targetDuration)
     }
@@ -21,7 +22,8 @@ public enum PlaylistRendering {
     public static func render(_ playlist: MultivariantPlaylist, tag: String, version: UInt64, publishedAt: Int64)
         -> RenderedPlaylist
     {
-        render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
+        OriginMetrics.current.playlistRendered(.multivariant)
+        return render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
             targetDuration: nil)
     }
 

@@ -25,11 +25,13 @@ public final class WindowedChannel: Sendable {
     let registry: ChannelRegistry
     let clock: any WallClock
     let logger: Logger
+    /// Where ingest, rejections and playlist renders are counted.
+    let metrics: OriginMetrics
     let state: NIOLockedValueBox<State>
 
     public init(
         name: String, sourceType: String, window: PushWindow, directory: String, registry: ChannelRegistry,
-        clock: any WallClock, logger: Logger
+        clock: any WallClock, logger: Logger, metrics: OriginMetrics = .current
     ) {
         self.name = name
         self.sourceType = sourceType
@@ -38,6 +40,7 @@ public final class WindowedChannel: Sendable {
         self.registry = registry
         self.clock = clock
         self.logger = logger
+        self.metrics = metrics
         self.state = NIOLockedValueBox(State(window: window))
     }
 
@@ -57,6 +60,7 @@ public final class WindowedChannel: Sendable {
     @discardableResult
     public func rejected(_ error: PushError) -> PushError {
         state.withLockedValue { $0.counters.count(error.reason) }
+        metrics.ingestRejected(channel: name, reason: error.reason)
         return error
     }
 
@@ -67,7 +71,7 @@ public final class WindowedChannel: Sendable {
     }
 
     private func snapshot(_ state: inout State, now: Int64) -> ChannelSnapshot {
-        var snapshot = state.window.snapshot(now: now)
+        var snapshot = OriginMetrics.$current.withValue(metrics) { state.window.snapshot(now: now) }
         snapshot.status.source = sourceType
         snapshot.status.ingest.rejected = UInt64(state.counters.rejections.values.reduce(0, +))
         return snapshot
@@ -77,8 +81,11 @@ public final class WindowedChannel: Sendable {
     /// (outside the lock) deletes files nothing refers to and logs what the event reported.
     public func apply(_ event: (inout PushWindow, Int64) -> PushWindow.Outcome) {
         let now = clock.now()
+        var ingested = (count: UInt64(0), bytes: UInt64(0))
         let outcome = state.withLockedValue { state in
+            let before = state.window.ingested
             let outcome = event(&state.window, now)
+            ingested = Self.added(from: before, to: state.window.ingested)
             if outcome.changed { registry.publish(snapshot(&state, now: now)) }
             for report in outcome.reports {
                 switch report.kind {
@@ -91,7 +98,9 @@ public final class WindowedChannel: Sendable {
             }
             return outcome
         }
+        metrics.ingested(channel: name, count: Int(ingested.count), bytes: Int64(ingested.bytes))
         for file in outcome.filesToDelete { PushStorage.remove(file) }
+        for report in outcome.reports where report.kind == .stall { metrics.stallDetected(channel: name) }
         for report in outcome.reports {
             let metadata: Logger.Metadata = [
                 "hls.channel.id": "\(name)", "hls.rendition": "\(report.rendition)",
@@ -103,6 +112,16 @@ public final class WindowedChannel: Sendable {
             default: logger.warning("\(report.message)", metadata: metadata)
             }
         }
+    }
+
+    /// Segments and bytes ingested between two totals.
+    private static func added(
+        from before: ChannelStatus.Ingest, to after: ChannelStatus.Ingest
+    ) -> (count: UInt64, bytes: UInt64) {
+        (
+            after.segments >= before.segments ? after.segments - before.segments : 0,
+            after.bytes >= before.bytes ? after.bytes - before.bytes : 0
+        )
     }
 
     /// Housekeeping for a quiet source: expires removed segments past their C7 deadline.

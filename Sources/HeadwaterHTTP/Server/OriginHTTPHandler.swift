@@ -1,3 +1,4 @@
+import HeadwaterCore
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -21,6 +22,10 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         var maxIngestBodyBytes: Int64
         var cors: Bool
         var logger: Logger
+        /// Where the access log lines go (see ``AccessLogEntry``).
+        var accessLogger: Logger
+        /// Where each request is counted.
+        var metrics: OriginMetrics
         /// Wall clock, Unix seconds.
         var now: @Sendable () -> Int64 = ResponseDates.now
     }
@@ -75,6 +80,8 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             head: head,
             route: Route.parse(head.uri),
             started: .now(),
+            receivedAt: environment.now(),
+            client: context.remoteAddress?.ipAddress ?? "-",
             keepAlive: head.isKeepAlive
         )
         if case .success(.ingest(let channel, let path)) = exchange.route, environment.ingest != nil,
@@ -276,8 +283,8 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let head = HTTPResponseHead(version: .http1_1, status: response.status, headers: headers)
         let log = AccessLogEntry(
             exchange: exchange,
-            status: response.status,
-            bytes: exchange.head.method == .HEAD ? 0 : bodyLength
+            response: response,
+            bytes: exchange.head.method == .HEAD || !response.status.mayHaveResponseBody ? 0 : bodyLength
         )
         context.write(wrapOutboundOut(.head(head)), promise: nil)
 
@@ -328,7 +335,22 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func finish(_ entry: AccessLogEntry, error: (any Error)?) {
-        entry.log(to: environment.logger, error: error)
+        entry.log(to: environment.accessLogger, error: error)
+        let metrics = environment.metrics
+        metrics.requestServed(
+            route: entry.route,
+            method: entry.method.rawValue,
+            status: Int(entry.status.code),
+            duration: .nanoseconds((NIODeadline.now() - entry.started).nanoseconds),
+            bytes: entry.bytes
+        )
+        if let uncompressed = entry.uncompressedLength, entry.bytes > 0 {
+            metrics.playlistSent(
+                gzip: entry.contentEncoding == "gzip",
+                bytes: entry.bytes,
+                uncompressedBytes: uncompressed
+            )
+        }
     }
 
     // MARK: - Closing
@@ -398,47 +420,45 @@ private struct Exchange {
     let head: HTTPRequestHead
     let route: Result<Route, RouteError>
     let started: NIODeadline
+    /// Unix seconds.
+    let receivedAt: Int64
+    /// The peer's IP address, `-` if unknown.
+    let client: String
     let keepAlive: Bool
 }
 
-/// The fields of one access-log line, captured when the response head is written.
-private struct AccessLogEntry {
-    let method: HTTPMethod
-    let path: String
-    let route: String
-    let status: HTTPResponseStatus
-    let bytes: Int64
-    let started: NIODeadline
-    let sessionID: String?
-
-    init(exchange: Exchange, status: HTTPResponseStatus, bytes: Int64) {
-        self.method = exchange.head.method
+extension AccessLogEntry {
+    /// The fields of the line, captured when the response head is written.
+    fileprivate init(exchange: Exchange, response: OriginResponse, bytes: Int64) {
+        let head = exchange.head
+        let route: String
+        let path: String
         switch exchange.route {
-        case .success(let route):
-            self.route = route.template
-            self.path = String(exchange.head.uri.prefix { $0 != "?" })
+        case .success(let parsed):
+            route = parsed.template
+            path = String(head.uri.prefix { $0 != "?" })
         case .failure:
-            self.route = "invalid"
-            self.path = String(exchange.head.uri.prefix(256)).debugDescription
+            route = "invalid"
+            path = String(head.uri.prefix(256)).debugDescription
         }
-        self.status = status
-        self.bytes = bytes
-        self.started = exchange.started
-        self.sessionID = exchange.head.headers.first(name: "x-playback-session-id").map { String($0.prefix(128)) }
-    }
-
-    func log(to logger: Logger, error: (any Error)?) {
-        let micros = (NIODeadline.now() - started).nanoseconds / 1000
-        var metadata: Logger.Metadata = [
-            "http.request.method": "\(method.rawValue)",
-            "url.path": "\(path)",
-            "http.route": "\(route)",
-            "http.response.status_code": "\(status.code)",
-            "http.response.body.size": "\(bytes)",
-            "http.server.request.duration_us": "\(micros)",
-        ]
-        if let sessionID { metadata["http.request.header.x-playback-session-id"] = "\(sessionID)" }
-        if let error { metadata["error.type"] = "\(error)" }
-        logger.info("\(method.rawValue) \(path) \(status.code)", metadata: metadata)
+        let encoding = response.headers.first(name: "content-encoding")
+        self.init(
+            client: exchange.client,
+            receivedAt: exchange.receivedAt,
+            method: head.method,
+            uri: head.uri,
+            version: head.version,
+            route: route,
+            path: path,
+            status: response.status,
+            bytes: bytes,
+            referer: head.headers.first(name: "referer"),
+            userAgent: head.headers.first(name: "user-agent"),
+            sessionID: head.headers.first(name: "x-playback-session-id").map { String($0.prefix(128)) },
+            cacheStatus: response.status == .notModified ? .revalidated : response.cacheStatus,
+            contentEncoding: encoding,
+            uncompressedLength: response.uncompressedLength,
+            started: exchange.started
+        )
     }
 }

@@ -4,7 +4,7 @@ import NIOCore
 import NIOHTTP1
 
 /// Decides the response to one `GET`, `HEAD` or `OPTIONS` request: routing by method, playlists,
-/// segments, static files, `/healthz` and `/api/status`. Ingest bodies are streamed by ``OriginHTTPHandler``
+/// segments, static files, `/healthz`, `/readyz`, `/metrics` and `/api/status`. Ingest bodies are streamed by ``OriginHTTPHandler``
 /// instead. Reads one channel snapshot per request and never blocks (files: see ``OpenFile``).
 struct OriginResponder {
     let content: any OriginContent
@@ -14,6 +14,10 @@ struct OriginResponder {
     let logger: Logger
     /// `/api/status`, with the clock its ages are measured by.
     var statusAPI = StatusAPI()
+    /// What `/metrics` exports.
+    let metrics: OriginMetrics
+    /// For live-edge ages (`/healthz`, `/readyz`, `/metrics`).
+    let clock: any WallClock
 
     /// The response to `method` on `route` (pass `GET` for `HEAD`; the handler drops the body).
     /// A method the route does not take gets 405 with `Allow`; `OPTIONS` gets 204 (and CORS).
@@ -45,7 +49,11 @@ struct OriginResponder {
         case .segment(let channel, let rendition, let name):
             return segment(channel: channel, rendition: rendition, name: name, headers: headers)
         case .health:
-            return health()
+            return health(readiness: false)
+        case .readiness:
+            return health(readiness: true)
+        case .metrics:
+            return metricsExposition()
         case .status:
             return statusAPI.response(content: content)
         case .staticFile(let path):
@@ -126,6 +134,8 @@ struct OriginResponder {
         }
         if gzip { response.headers.add(name: "Content-Encoding", value: "gzip") }
         response.body = .bytes(gzip ? playlist.gzipBody : playlist.body)
+        response.cacheStatus = .hit
+        response.uncompressedLength = Int64(playlist.body.readableBytes)
         return response
     }
 
@@ -275,29 +285,53 @@ struct OriginResponder {
         )
     }
 
-    // MARK: - Health
+    // MARK: - Health and metrics
 
-    /// Liveness: 200 while the process serves, with each channel's state for people reading it.
-    private func health() -> OriginResponse {
-        var json = #"{"status":"ok","channels":{"#
-        for (index, name) in content.channelNames.enumerated() {
+    /// `/healthz` (liveness: 200 while the process serves) and `/readyz` (readiness: 200 only when
+    /// every channel is ready, else 503), with the same body: the overall status (`ok` when every
+    /// channel is ready, else `degraded`) and each channel's state, live-edge age and target
+    /// duration (see ``ChannelHealth``).
+    ///
+    /// ```json
+    /// {"status":"ok","channels":{"demo":{"state":"live","liveEdgeAgeSeconds":1.2,"targetDuration":2,"ready":true}}}
+    /// ```
+    private func health(readiness: Bool) -> OriginResponse {
+        let channels = ChannelHealth.all(content, now: clock.now())
+        let ready = channels.allSatisfy(\.isReady)
+        var json = #"{"status":"# + (ready ? #""ok""# : #""degraded""#) + #","channels":{"#
+        for (index, channel) in channels.enumerated() {
             if index > 0 { json.append(",") }
-            let state: String
-            switch content.snapshot(of: name)?.state {
-            case .live: state = "live"
-            case .starting, nil: state = "starting"
-            case .degraded: state = "degraded"
+            json.append(JSONString.quoted(channel.name))
+            json.append(#":{"state":"#)
+            json.append(JSONString.quoted(channel.stateName))
+            if let reason = channel.degradedReason {
+                json.append(#","reason":"#)
+                json.append(JSONString.quoted(reason))
             }
-            json.append(JSONString.quoted(name))
-            json.append(":\"\(state)\"")
+            json.append(#","liveEdgeAgeSeconds":"#)
+            json.append(channel.liveEdgeAge.map { FixedPoint.seconds(micros: $0, digits: 3) } ?? "null")
+            json.append(#","targetDuration":\#(channel.targetDuration),"ready":\#(channel.isReady)}"#)
         }
         json.append("}}\n")
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: ContentType.json.value)
         return OriginResponse(
-            status: .ok,
+            status: readiness && !ready ? .serviceUnavailable : .ok,
             headers: headers,
             body: .bytes(ByteBuffer(string: json)),
+            cachePolicy: CachePolicy(.health)
+        )
+    }
+
+    /// `/metrics`: the Prometheus text exposition, after updating the live-edge gauges.
+    private func metricsExposition() -> OriginResponse {
+        let bytes = metrics.exposition(channels: ChannelHealth.all(content, now: clock.now()))
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: ContentType.prometheus.value)
+        return OriginResponse(
+            status: .ok,
+            headers: headers,
+            body: .bytes(ByteBuffer(bytes: bytes)),
             cachePolicy: CachePolicy(.health)
         )
     }
@@ -345,6 +379,18 @@ enum CORS {
     static let allowHeaders =
         "Range, If-None-Match, If-Modified-Since, If-Range, Authorization, Content-Type, X-Playback-Session-Id"
     static let maxAge = "86400"
+}
+
+/// Fixed-point decimals without Foundation, for JSON numbers and the access log.
+enum FixedPoint {
+    /// `micros` µs as seconds with `digits` (1...6) decimals, rounded down: `1234567, 3` → `1.234`.
+    static func seconds(micros: Int64, digits: Int) -> String {
+        let micros = max(0, micros)
+        var scale: Int64 = 1
+        for _ in 0..<(6 - digits) { scale *= 10 }
+        let fraction = String((micros % 1_000_000) / scale)
+        return "\(micros / 1_000_000)." + String(repeating: "0", count: digits - fraction.count) + fraction
+    }
 }
 
 /// Minimal JSON string quoting (RFC 8259 §7), for `/healthz`.

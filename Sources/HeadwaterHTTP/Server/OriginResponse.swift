@@ -23,6 +23,11 @@ struct OriginResponse {
     var lastModified: Int64?
     /// Close the connection once this response is written.
     var closeConnection = false
+    /// How the body came to be, for the access log's `cache=` field.
+    var cacheStatus: CacheStatus = .none
+    /// For a playlist body, its identity size (equal to ``bodyLength`` unless gzip), for the gzip
+    /// metrics; `nil` for anything else.
+    var uncompressedLength: Int64?
 
     init(
         status: HTTPResponseStatus,
@@ -76,6 +81,18 @@ struct OriginResponse {
             cachePolicy: cachePolicy
         )
     }
+}
+
+/// The access log's `cache=` field: what an origin can say about its own caching of a response.
+enum CacheStatus: String, Sendable {
+    /// A playlist served from the version rendered (and gzipped) once when it was published.
+    case hit = "HIT"
+    /// A playlist rendered for this request (per-session playlists; none yet).
+    case miss = "MISS"
+    /// 304 Not Modified: the client's validator matched the current version; no body.
+    case revalidated = "REVALIDATED"
+    /// Anything else: segments and static files (sent from disk), errors, health, metrics, ingest.
+    case none = "-"
 }
 
 /// `"name"` for error messages, shortened so an error line stays short whatever the client sent.

@@ -6,7 +6,7 @@ import NIOPosix
 public import ServiceLifecycle
 import Synchronization
 
-/// The HTTP/1.1 origin: playlists, segments, static files, `/healthz`, `/api/status` and push ingest
+/// The HTTP/1.1 origin: playlists, segments, static files, `/healthz`, `/readyz`, `/metrics`, `/api/status` and push ingest
 /// (DESIGN.md "Public interface"), as a swift-service-lifecycle `Service`.
 ///
 /// ```swift
@@ -40,14 +40,25 @@ public final class OriginServer: Service {
     private let ingest: (any IngestSink)?
     private let logger: Logger
     private let statusAPI: StatusAPI
+    private let accessLogger: Logger
+    private let clock: any WallClock
     private let listening = Mutex(Listening.pending([]))
 
-    /// `clock` measures uptime and live-edge ages for `/api/status` (inject one in tests).
+    /// The label the executable gives the access logger, so operators can route access lines
+    /// apart from the rest of the log.
+    public static let accessLogLabel = "headwater.access"
+
+    /// - Parameters:
+    ///   - accessLogger: where the access log goes, one `info` line per request (see README.md
+    ///     "Logs, metrics and health"); make it with ``accessLogLabel``. `nil` logs them to `logger`.
+    ///   - clock: the wall clock live-edge ages and uptime are measured with (`/healthz`, `/readyz`,
+    ///     `/metrics`, `/api/status`; inject one in tests).
     public init(
         configuration: OriginServerConfiguration,
         content: any OriginContent,
         ingest: (any IngestSink)?,
         logger: Logger,
+        accessLogger: Logger? = nil,
         clock: any WallClock = SystemWallClock()
     ) {
         self.configuration = configuration
@@ -55,6 +66,8 @@ public final class OriginServer: Service {
         self.ingest = ingest
         self.logger = logger
         self.statusAPI = StatusAPI(clock: clock)
+        self.accessLogger = accessLogger ?? logger
+        self.clock = clock
     }
 
     /// The bound address while ``run()`` is listening, else `nil`.
@@ -178,12 +191,16 @@ public final class OriginServer: Service {
                 cors: configuration.cors,
                 ingestEnabled: ingest != nil,
                 logger: logger,
-                statusAPI: statusAPI
+                statusAPI: statusAPI,
+                metrics: configuration.metrics,
+                clock: clock
             ),
             ingest: ingest,
             maxIngestBodyBytes: configuration.maxIngestBodyBytes,
             cors: configuration.cors,
-            logger: logger
+            logger: logger,
+            accessLogger: accessLogger,
+            metrics: configuration.metrics
         )
         let dates = LoopResponseDates(group: group)
         let idleTimeout = TimeAmount(configuration.idleTimeout)

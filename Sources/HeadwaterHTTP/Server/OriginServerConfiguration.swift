@@ -1,3 +1,5 @@
+public import HeadwaterCore
+
 /// Settings of the HTTP/1.1 origin (``OriginServer``).
 public struct OriginServerConfiguration: Sendable, Hashable {
     /// Address to bind. Default `127.0.0.1`: put a CDN or reverse proxy in front, or bind `0.0.0.0`.
@@ -26,6 +28,9 @@ public struct OriginServerConfiguration: Sendable, Hashable {
     /// On graceful shutdown, how long in-flight responses and uploads may take to finish before
     /// their connections are closed anyway.
     public var shutdownGracePeriod: Duration
+    /// Where requests are counted and what `/metrics` exports. Default: ``OriginMetrics/shared``,
+    /// the process's registry; tests pass their own.
+    public var metrics: OriginMetrics
 
     public init(
         host: String = "127.0.0.1",
@@ -36,7 +41,8 @@ public struct OriginServerConfiguration: Sendable, Hashable {
         maxRequestHeadBytes: Int = 16 * 1024,
         idleTimeout: Duration = .seconds(60),
         maxIngestBodyBytes: Int64 = 64 * 1024 * 1024,
-        shutdownGracePeriod: Duration = .seconds(30)
+        shutdownGracePeriod: Duration = .seconds(30),
+        metrics: OriginMetrics = .shared
     ) {
         self.host = host
         self.port = port
@@ -47,5 +53,6 @@ public struct OriginServerConfiguration: Sendable, Hashable {
         self.idleTimeout = idleTimeout
         self.maxIngestBodyBytes = maxIngestBodyBytes
         self.shutdownGracePeriod = shutdownGracePeriod
+        self.metrics = metrics
     }
 }

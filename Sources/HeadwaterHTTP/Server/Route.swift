@@ -10,6 +10,8 @@ public import NIOHTTP1
 /// | `/live/{channel}/{rendition}/{segment}` | ``segment(channel:rendition:name:)`` |
 /// | `/healthz` | ``health`` |
 /// | `/api/status` | ``status`` |
+/// | `/readyz` | ``readiness`` |
+/// | `/metrics` | ``metrics`` |
 /// | `/ingest/{channel}/{path…}` | ``ingest(channel:path:)`` |
 /// | `*` | ``server`` (only `OPTIONS *` is meaningful) |
 /// | `/` | ``staticFile(path:)`` with `[]` (served as `index.html`) |
@@ -23,6 +25,10 @@ public enum Route: Sendable, Hashable {
     case health
     /// The status page's JSON (`/api/status`).
     case status
+    /// `/readyz`: 200 only when every channel is live and fresh, else 503.
+    case readiness
+    /// `/metrics`: Prometheus text.
+    case metrics
     case ingest(channel: String, path: [String])
     /// The asterisk-form target `*` (RFC 9112 §3.2.4): the server itself.
     case server
@@ -61,6 +67,10 @@ public enum Route: Sendable, Hashable {
             self = .health
         case "api" where s == ["api", "status"]:
             self = .status
+        case "readyz" where s.count == 1:
+            self = .readiness
+        case "metrics" where s.count == 1:
+            self = .metrics
         case "ingest":
             guard s.count >= 3, let last = s.last, !last.isEmpty else {
                 self = .notFound
@@ -112,7 +122,7 @@ public enum Route: Sendable, Hashable {
         switch self {
         case .ingest: [.PUT, .POST, .DELETE, .OPTIONS]
         case .server: [.OPTIONS]
-        case .multivariantPlaylist, .mediaPlaylist, .segment, .health, .status, .staticFile, .notFound:
+        case .multivariantPlaylist, .mediaPlaylist, .segment, .health, .readiness, .metrics, .status, .staticFile, .notFound:
             [.GET, .HEAD, .OPTIONS]
         }
     }
@@ -125,6 +135,8 @@ public enum Route: Sendable, Hashable {
         case .segment: "/live/{channel}/{rendition}/{segment}"
         case .health: "/healthz"
         case .status: "/api/status"
+        case .readiness: "/readyz"
+        case .metrics: "/metrics"
         case .ingest: "/ingest/{channel}/{path}"
         case .server: "*"
         case .staticFile: "/{file}"
