@@ -120,7 +120,7 @@ extension PushWindow {
             } else {
                 "\(configuration.runTag)-\(msn).\(ext)"
             }
-        segment.uri = "\(rendition.name)/\(name)"
+        segment.uri = isRemote(candidate) ? candidate.segment.uri : "\(rendition.name)/\(name)"
         segment.byteRange = candidate.byteRange
         if candidate.map != rendition.tailMap, let map = candidate.map {
             segment.tags.map = map
@@ -131,7 +131,7 @@ extension PushWindow {
             rendition.tailKeys = candidate.keys
         }
         if let media = candidate.media { rendition.media = media }
-        if candidate.file != nil { rendition.lastSourceSegmentAt = now }
+        if candidate.file != nil || isRemote(candidate) { rendition.lastSourceSegmentAt = now }
         push(
             &rendition, segment, name: name, msn: msn, file: candidate.file, aux: candidate.aux,
             dsn: candidate.encoderDiscontinuity &+ rendition.discontinuityOffset, encoderDate: candidate.encoderDate,

@@ -28,12 +28,19 @@ public struct PushWindow: Sendable {
         public var windowSeconds: Int
         /// Distinguishes this run's segment names and ETags from any earlier run's.
         public var runTag: String
+        /// Segments named by an absolute `http(s)` URI are listed under that URI, with no file behind
+        /// them (a pull source in `reference` mode: clients fetch them from the upstream). Otherwise
+        /// an absolute URI cannot name a stored file, and such a segment is listed as EXT-X-GAP.
+        public var listsRemoteSegments: Bool
 
-        public init(channel: String, targetDuration: Int, windowSeconds: Int, runTag: String) {
+        public init(
+            channel: String, targetDuration: Int, windowSeconds: Int, runTag: String, listsRemoteSegments: Bool = false
+        ) {
             self.channel = channel
             self.targetDuration = max(1, targetDuration)
             self.windowSeconds = max(0, windowSeconds)
             self.runTag = runTag
+            self.listsRemoteSegments = listsRemoteSegments
         }
     }
 
