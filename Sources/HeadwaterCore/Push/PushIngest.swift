@@ -55,29 +55,19 @@ public final class PushIngest: Service, Sendable {
             stateDirectory = pushChannels.isEmpty ? "" : try PushStorage.makeTemporaryDirectory()
             ownsStateDirectory = !pushChannels.isEmpty
         }
-        let now = clock.now()
-        // Start time in µs, base 36: served names and ETags of this run never repeat an earlier run's.
-        let runTag = String(now, radix: 36)
+        let runTag = WindowedChannel.newRunTag(startedAt: clock.now())
         var channels: [String: PushChannel] = [:]
         for (channel, source) in pushChannels {
-            let directory = "\(stateDirectory)/push/\(channel.name)"
-            try PushStorage.makeDirectory(directory)
-            PushStorage.removeOwnFiles(in: directory)
             let token = Self.lookUp(source.tokenEnvironmentVariable, in: environment).map { Array($0.utf8) }
             if token == nil {
                 logger.warning(
                     "push ingest disabled: \(source.tokenEnvironmentVariable) is not set",
                     metadata: ["hls.channel.id": "\(channel.name)"])
             }
-            let window = PushWindow(
-                configuration: .init(
-                    channel: channel.name, targetDuration: source.targetDuration, windowSeconds: channel.windowSeconds,
-                    runTag: runTag))
-            let windowed = WindowedChannel(
-                name: channel.name, sourceType: "push", window: window, directory: directory, registry: registry,
-                clock: clock, logger: logger)
+            let windowed = try WindowedChannel.open(
+                channel: channel, sourceType: "push", targetDuration: source.targetDuration,
+                stateDirectory: stateDirectory, runTag: runTag, registry: registry, clock: clock, logger: logger)
             channels[channel.name] = PushChannel(source: source, token: token, windowed: windowed)
-            windowed.publishNow()
         }
         self.channels = channels
     }
@@ -175,11 +165,7 @@ public final class PushIngest: Service, Sendable {
     }
 
     private func removeTemporaryState() {
-        for channel in channels.values {
-            PushStorage.removeOwnFiles(in: channel.windowed.directory)
-            PushStorage.removeDirectory(channel.windowed.directory)
-        }
-        PushStorage.removeDirectory(stateDirectory + "/push")
+        for channel in channels.values { channel.windowed.removeStore() }
         PushStorage.removeDirectory(stateDirectory)
     }
 
