@@ -103,7 +103,7 @@ let package = Package(
         // Test support shared by the test targets: seeded randomness, generators, simulators.
         .target(
             name: "HeadwaterTesting",
-            dependencies: ["HeadwaterHLS"],
+            dependencies: ["HeadwaterHLS", .product(name: "Logging", package: "swift-log")],
             path: "Tests/HeadwaterTesting",
             swiftSettings: swiftSettings
         ),
