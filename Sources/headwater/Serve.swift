@@ -1,7 +1,9 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import HeadwaterCore
 import HeadwaterHTTP
+import HeadwaterPull
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -79,13 +81,71 @@ struct Serve: AsyncParsableCommand {
             services.append(push)
             ingest = PushIngestSink(push)
         }
+        // Directory and pull channels: one call each builds a source (a reload-capable supervisor
+        // will own them later). Pull sources share one HTTP client, shut down after they end.
+        let sources = Self.directoryAndPullSources(configuration, registry: registry, clock: clock, logger: logger)
+        services += sources.services
+
         let server = OriginServer(configuration: serverConfiguration, content: registry, ingest: ingest, logger: logger)
         services.append(server)
 
         let group = ServiceGroup(
             configuration: .init(services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         logger.info("listening", metadata: ["address": "http://\(host):\(port)", "channels": "\(configuration.channels.map(\.name))"])
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            await sources.finish()
+            throw error
+        }
+        await sources.finish()
+    }
+
+    /// The services of the directory and pull channels, and what to release once they ended: the
+    /// shared HTTP client and a temporary state directory (when `server.state` is not set).
+    static func directoryAndPullSources(
+        _ configuration: HeadwaterConfiguration, registry: ChannelRegistry, clock: SystemWallClock, logger: Logger
+    ) -> (services: [any Service], finish: @Sendable () async -> Void) {
+        let channels = configuration.channels.filter {
+            switch $0.source {
+            case .directory, .pull: true
+            case .loop, .push: false
+            }
+        }
+        guard !channels.isEmpty else { return ([], {}) }
+        let temporary = configuration.server.stateDirectory == nil
+        let state = configuration.server.stateDirectory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("headwater-\(UUID().uuidString)").path
+        let runTag = WindowedChannel.newRunTag(startedAt: clock.now())
+        let needsClient = channels.contains { if case .pull = $0.source { true } else { false } }
+        let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
+        var services: [any Service] = []
+        for channel in channels {
+            do {
+                switch channel.source {
+                case .directory(let source):
+                    services.append(
+                        try DirectoryChannelSource(
+                            channel: channel, source: source, stateDirectory: state, runTag: runTag, registry: registry,
+                            clock: clock, logger: logger))
+                case .pull(let source):
+                    services.append(
+                        try PullChannelSource(
+                            channel: channel, source: source, stateDirectory: state, runTag: runTag, registry: registry,
+                            clock: clock, logger: logger, httpClient: client!))
+                case .loop, .push:
+                    break
+                }
+            } catch {
+                ConfigurationLoading.exit(with: ConfigurationError(problems: [
+                    .init(file: "server.state", line: nil, keyPath: "channels.\(channel.name).source", message: error.message)
+                ]))
+            }
+        }
+        return (services, {
+            try? await client?.shutdown()
+            if temporary { try? FileManager.default.removeItem(atPath: state) }
+        })
     }
 }
 
