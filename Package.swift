@@ -69,6 +69,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        /// Pull sources: follows an upstream HLS origin's playlists over HTTP (AsyncHTTPClient).
+        .target(
+            name: "HeadwaterPull",
+            dependencies: [
+                "HeadwaterCore",
+                "HeadwaterHLS",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // Command-line front end: the only composition root.
         .executableTarget(
             name: "headwater",
@@ -77,6 +92,8 @@ let package = Package(
                 "HeadwaterSCTE35",
                 "HeadwaterCore",
                 "HeadwaterHTTP",
+                "HeadwaterPull",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -107,7 +124,7 @@ let package = Package(
         // Test support shared by the test targets: seeded randomness, generators, simulators.
         .target(
             name: "HeadwaterTesting",
-            dependencies: ["HeadwaterHLS"],
+            dependencies: ["HeadwaterHLS", .product(name: "Logging", package: "swift-log")],
             path: "Tests/HeadwaterTesting",
             swiftSettings: swiftSettings
         ),
@@ -141,6 +158,21 @@ let package = Package(
                 "HeadwaterTesting",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeadwaterPullTests",
+            dependencies: [
+                "HeadwaterPull",
+                "HeadwaterCore",
+                "HeadwaterHLS",
+                "HeadwaterTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import HeadwaterCore
+import HeadwaterPull
 import Logging
 import ServiceLifecycle
 
@@ -10,6 +12,10 @@ struct ChannelSources: Sendable {
     let logger: Logger
     /// Where sources that store files keep them.
     let stateDirectory: String
+    /// Prefix of this run's stored and served names.
+    let runTag: String
+    /// Shared by pull sources.
+    let httpClient: HTTPClient
 
     /// The service for `channel`, or `nil` when push ingest runs it.
     func make(_ channel: HeadwaterConfiguration.Channel, _ loaded: ChannelSupervisor.Loaded) throws -> (any Service)? {
@@ -21,9 +27,15 @@ struct ChannelSources: Sendable {
             return publisher
         case .push:
             return nil
-        case .directory, .pull:
-            logger.error("this build cannot run \(channel.source.typeName) sources yet")
-            return nil
+        case .directory(let source):
+            return try DirectoryChannelSource(
+                channel: channel, source: source, stateDirectory: stateDirectory, runTag: runTag, registry: registry,
+                clock: clock, logger: logger, stall: StallPolicy(fill: channel.stall, slate: loaded.slate))
+        case .pull(let source):
+            return try PullChannelSource(
+                channel: channel, source: source, stateDirectory: stateDirectory, runTag: runTag, registry: registry,
+                clock: clock, logger: logger, httpClient: httpClient,
+                stall: StallPolicy(fill: channel.stall, slate: loaded.slate))
         }
     }
 

@@ -1,7 +1,9 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import HeadwaterCore
 import HeadwaterHTTP
+import HeadwaterPull
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -63,7 +65,11 @@ struct Serve: AsyncParsableCommand {
                 .init(file: loaded.file, line: nil, keyPath: "server.state", message: error.message)
             ]))
         }
-        let sources = ChannelSources(registry: registry, clock: clock, logger: logger, stateDirectory: push.stateDirectory)
+        // Pull channels share one HTTP client (also those a reload adds), shut down at the end.
+        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
+        let sources = ChannelSources(
+            registry: registry, clock: clock, logger: logger, stateDirectory: push.stateDirectory, runTag: push.runTag,
+            httpClient: httpClient)
         // The same file again on SIGHUP (`--config`, else what was found at start).
         let path = config
         let supervisor = ChannelSupervisor(
@@ -92,7 +98,13 @@ struct Serve: AsyncParsableCommand {
                 services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         logger.info("listening", metadata: ["address": "http://\(host):\(port)", "channels": "\(configuration.channels.map(\.name))"])
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            try? await httpClient.shutdown()
+            throw error
+        }
+        try? await httpClient.shutdown()
     }
 }
 

@@ -91,29 +91,10 @@ struct ServeCommandTests {
         let (server, port, log) = try Self.startServer()
         defer { if server.isRunning { server.terminate() } }
 
-        let player = Process()
-        player.executableURL = URL(fileURLWithPath: ffmpeg)
-        player.arguments = [
-            "-hide_banner", "-nostdin", "-loglevel", "repeat+level+verbose", "-rw_timeout", "10000000",
-            "-m3u8_hold_counters", "6", "-max_reload", "3", "-i", "http://127.0.0.1:\(port)/live/demo/v1.m3u8",
-            "-map", "0", "-t", "25", "-f", "null", "-",
-        ]
-        let output = Pipe()
-        player.standardError = output
-        player.standardOutput = output
-        try player.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        player.waitUntilExit()
-        #expect(player.terminationStatus == 0, "ffmpeg exit \(player.terminationStatus)")
-
-        // Failures ffmpeg reports for a broken live origin (CLIENTS.md).
-        for failure in ["Media sequence changed unexpectedly", "HTTP error 404", "HTTP error 416", "Failed to open segment", "HTTP error 5"] {
-            #expect(!text.contains(failure), "ffmpeg: \(failure)")
-        }
-        // Any other error line, except the noise that is normal at a discontinuity (CLIENTS.md whitelist).
-        let noise = ["non monotonically increasing dts", "Packet corrupt", "corrupt input packet", "out of order"]
-        let errors = text.split(separator: "\n").filter { $0.contains("[error]") && !noise.contains(where: $0.contains) }
-        #expect(errors.isEmpty, "\(errors)")
+        let (status, text) = try Self.ffmpegRead(ffmpeg, "http://127.0.0.1:\(port)/live/demo/v1.m3u8", seconds: 25)
+        #expect(status == 0, "ffmpeg exit \(status)")
+        let problems = Self.playbackProblems(text, seconds: 25)
+        #expect(problems.isEmpty, "\(problems)")
         // It crossed a loop point (the discontinuity sequence advanced) and decoded 25 s of video.
         let sequences = Set(text.components(separatedBy: "EXT-X-DISCONTINUITY-SEQUENCE:").dropFirst().compactMap { $0.split(separator: "'").first })
         #expect(sequences.count >= 2, "crossed a loop point: \(sequences)")
@@ -121,9 +102,6 @@ struct ServeCommandTests {
         let videoFrames = text.components(separatedBy: "(video): ").dropFirst()
             .compactMap { Int($0.prefix { $0.isNumber }) }.max() ?? 0
         #expect(videoFrames >= 600, "video frames encoded: \(videoFrames)")
-        // It really played 25 s of media: the final progress line reaches 00:00:25.
-        let times = text.components(separatedBy: "time=").dropFirst().compactMap { $0.split(separator: " ").first }
-        #expect(times.last.map { $0.hasPrefix("00:00:25") } == true, "last progress time: \(times.last ?? "none")")
 
         server.terminate()  // SIGTERM: graceful shutdown
         server.waitUntilExit()
@@ -146,6 +124,56 @@ struct ServeCommandTests {
         return (process, output)
     }
 
+    /// The calibrated ffmpeg reader (CLIENTS.md) plays `url` (every stream of it) for `seconds`:
+    /// its exit status and log.
+    static func ffmpegRead(_ ffmpeg: String, _ url: String, seconds: Int) throws -> (status: Int32, log: String) {
+        let (reader, output) = try run(ffmpeg, [
+            "-hide_banner", "-nostdin", "-loglevel", "repeat+level+verbose", "-rw_timeout", "10000000",
+            "-m3u8_hold_counters", "6", "-max_reload", "3", "-i", url, "-map", "0", "-t", "\(seconds)", "-f", "null", "-",
+        ])
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        reader.waitUntilExit()
+        return (reader.terminationStatus, text)
+    }
+
+    /// What an ffmpeg reader's log says is wrong with a live origin: the failures it reports
+    /// (CLIENTS.md), error lines other than the noise that is normal at a discontinuity, and a read
+    /// that stopped before `seconds` of media (it gave up on a stale playlist).
+    static func playbackProblems(_ log: String, seconds: Int) -> [String] {
+        var problems = ["Media sequence changed unexpectedly", "HTTP error", "Failed to open segment"]
+            .filter { log.contains($0) }.map { "ffmpeg: \($0)" }
+        let noise = ["non monotonically increasing dts", "Packet corrupt", "corrupt input packet", "out of order"]
+        problems += log.split(separator: "\n").filter { $0.contains("[error]") && !noise.contains(where: $0.contains) }
+            .map(String.init)
+        let times = log.components(separatedBy: "time=").dropFirst().compactMap { $0.split(separator: " ").first }
+        let reached = String(format: "00:00:%02d", seconds)
+        if times.last.map({ $0.hasPrefix(reached) }) != true {
+            problems.append("read \(seconds) s; last progress time: \(times.last ?? "none")")
+        }
+        return problems
+    }
+
+    /// Waits until `path` serves a media playlist with segments (at most `seconds`).
+    static func waitForPlaylist(port: Int, path: String, seconds: Int = 20) -> Bool {
+        for _ in 0..<(seconds * 10) {
+            if get(port: port, path: path).contains("#EXTINF") { return true }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return false
+    }
+
+    /// ffmpeg's `-f hls` muxer arguments for a live test stream (testsrc2 + sine, 2 s segments,
+    /// `delete_segments`, in real time with `-re`) lasting `seconds`, written to `output`.
+    static func liveEncoderArguments(seconds: Int, output: [String]) -> [String] {
+        [
+            "-hide_banner", "-nostdin", "-loglevel", "error", "-re",
+            "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+            "-c:v", "libx264", "-preset", "veryfast", "-g", "50", "-keyint_min", "50", "-sc_threshold", "0", "-b:v", "200k",
+            "-c:a", "aac", "-b:a", "48k", "-f", "hls", "-hls_time", "2", "-hls_list_size", "6",
+            "-hls_flags", "delete_segments", "-t", "\(seconds)",
+        ] + output
+    }
+
     @Test("ffmpeg pushes a live stream with PUT while another ffmpeg reads it back for 30 s without errors")
     func pushAndReadBack() throws {
         let ffmpeg = try #require(Self.which("ffmpeg"), "ffmpeg is required (apt-get install -y ffmpeg; .ci/run installs it)")
@@ -165,41 +193,23 @@ struct ServeCommandTests {
         let (server, port, log) = try Self.startServer(config: config.path, environment: ["HW_TEST_INGEST_TOKEN": "s3cret"])
         defer { if server.isRunning { server.terminate() } }
 
-        let (pusher, pushOutput) = try Self.run(ffmpeg, [
-            "-hide_banner", "-nostdin", "-loglevel", "error", "-re",
-            "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-            "-c:v", "libx264", "-preset", "veryfast", "-g", "50", "-keyint_min", "50", "-sc_threshold", "0", "-b:v", "200k",
-            "-c:a", "aac", "-b:a", "48k", "-f", "hls", "-hls_time", "2", "-hls_list_size", "6",
-            "-hls_flags", "delete_segments", "-method", "PUT", "-headers", "Authorization: Bearer s3cret\r\n",
-            "-t", "48", "http://127.0.0.1:\(port)/ingest/live/stream.m3u8",
-        ])
+        let (pusher, pushOutput) = try Self.run(
+            ffmpeg,
+            Self.liveEncoderArguments(
+                seconds: 48,
+                output: [
+                    "-method", "PUT", "-headers", "Authorization: Bearer s3cret\r\n",
+                    "http://127.0.0.1:\(port)/ingest/live/stream.m3u8",
+                ]))
         // The playlist is served once it lasts three target durations.
-        var ready = false
-        for attempt in 0..<200 where !ready {
-            Thread.sleep(forTimeInterval: 0.1)
-            _ = attempt
-            ready = Self.get(port: port, path: "/live/live/stream.m3u8").contains("#EXTINF")
-        }
-        #expect(ready, "the pushed channel went live")
-        let (reader, readOutput) = try Self.run(ffmpeg, [
-            "-hide_banner", "-nostdin", "-loglevel", "repeat+level+verbose", "-rw_timeout", "10000000",
-            "-m3u8_hold_counters", "6", "-max_reload", "3", "-i", "http://127.0.0.1:\(port)/live/live/master.m3u8",
-            "-map", "0", "-t", "30", "-f", "null", "-",
-        ])
-        let text = String(decoding: readOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        reader.waitUntilExit()
+        #expect(Self.waitForPlaylist(port: port, path: "/live/live/stream.m3u8"), "the pushed channel went live")
+        let (status, text) = try Self.ffmpegRead(ffmpeg, "http://127.0.0.1:\(port)/live/live/master.m3u8", seconds: 30)
         let pushed = String(decoding: pushOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         pusher.waitUntilExit()
-        #expect(reader.terminationStatus == 0)
+        #expect(status == 0)
         #expect(pusher.terminationStatus == 0, "ffmpeg push: \(pushed.prefix(500))")
-        for failure in ["Media sequence changed unexpectedly", "HTTP error", "Failed to open segment"] {
-            #expect(!text.contains(failure), "reader: \(failure)")
-        }
-        let noise = ["non monotonically increasing dts", "Packet corrupt", "corrupt input packet", "out of order"]
-        let errors = text.split(separator: "\n").filter { $0.contains("[error]") && !noise.contains(where: $0.contains) }
-        #expect(errors.isEmpty, "\(errors)")
-        let times = text.components(separatedBy: "time=").dropFirst().compactMap { $0.split(separator: " ").first }
-        #expect(times.last.map { $0.hasPrefix("00:00:30") } == true, "30 s read back; last progress time: \(times.last ?? "none")")
+        let problems = Self.playbackProblems(text, seconds: 30)
+        #expect(problems.isEmpty, "\(problems)")
         server.terminate()
         server.waitUntilExit()
         let serverLog = (try? String(contentsOf: log, encoding: .utf8)) ?? ""

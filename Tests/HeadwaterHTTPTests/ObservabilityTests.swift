@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HeadwaterCore
+import HeadwaterTesting
 @testable import HeadwaterHTTP
 import Logging
 import NIOCore

@@ -1,4 +1,5 @@
 import HeadwaterCore
+import HeadwaterTesting
 import Logging
 @testable import HeadwaterHTTP
 import NIOCore

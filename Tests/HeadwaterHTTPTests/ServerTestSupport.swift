@@ -1,5 +1,6 @@
 import Foundation
 import HeadwaterCore
+import HeadwaterTesting
 @testable import HeadwaterHTTP
 import Logging
 import NIOCore
@@ -247,45 +248,6 @@ final class RecordingSink: IngestSink {
 }
 
 // MARK: - Logging
-
-/// Collects log records, to check the access log.
-final class LogRecorder: Sendable {
-    struct Record: Sendable {
-        let level: Logger.Level
-        let message: String
-        let metadata: [String: String]
-    }
-
-    let records = Mutex<[Record]>([])
-
-    var logger: Logger {
-        Logger(label: "test") { _ in Handler(recorder: self) }
-    }
-
-    var snapshot: [Record] { records.withLock { $0 } }
-
-    struct Handler: LogHandler {
-        let recorder: LogRecorder
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            var merged = metadata
-            if let more = event.metadata { merged.merge(more) { $1 } }
-            let record = Record(
-                level: event.level,
-                message: "\(event.message)",
-                metadata: merged.mapValues { "\($0)" }
-            )
-            recorder.records.withLock { $0.append(record) }
-        }
-    }
-}
 
 let quietLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 

@@ -27,7 +27,7 @@ public final class PushIngest: Service, Sendable {
     private let channelsBox: NIOLockedValueBox<[String: PushChannel]>
     var channels: [String: PushChannel] { channelsBox.withLockedValue { $0 } }
     /// Prefix of this run's stored and served names.
-    let runTag: String
+    public let runTag: String
     private let environment: [String: String]?
     let registry: ChannelRegistry
     let clock: any WallClock
@@ -61,8 +61,7 @@ public final class PushIngest: Service, Sendable {
             stateDirectory = try PushStorage.makeTemporaryDirectory()
             ownsStateDirectory = true
         }
-        // Start time in µs, base 36: served names and ETags of this run never repeat an earlier run's.
-        runTag = String(clock.now(), radix: 36)
+        runTag = WindowedChannel.newRunTag(startedAt: clock.now())
         channelsBox = NIOLockedValueBox([:])
         try reconfigure(configuration, slate: slate)
     }
@@ -80,7 +79,6 @@ public final class PushIngest: Service, Sendable {
         }
         let current = channelsBox.withLockedValue { $0 }
         var next: [String: PushChannel] = [:]
-        var added: [WindowedChannel] = []
         for (channel, source) in wanted {
             let token = Self.lookUp(source.tokenEnvironmentVariable, in: environment).map { Array($0.utf8) }
             if token == nil {
@@ -97,25 +95,16 @@ public final class PushIngest: Service, Sendable {
                 next[channel.name] = PushChannel(source: source, token: token, windowed: existing.windowed)
                 continue
             }
-            let directory = "\(stateDirectory)/push/\(channel.name)"
-            try PushStorage.makeDirectory(directory)
-            PushStorage.removeOwnFiles(in: directory)
-            let window = PushWindow(
-                configuration: .init(
-                    channel: channel.name, targetDuration: source.targetDuration, windowSeconds: channel.windowSeconds,
-                    runTag: runTag, stall: stall, clockNumbering: true))
-            let windowed = WindowedChannel(
-                name: channel.name, sourceType: "push", window: window, directory: directory, registry: registry,
-                clock: clock, logger: logger, metrics: metrics)
+            let windowed = try WindowedChannel.open(
+                channel: channel, sourceType: "push", targetDuration: source.targetDuration,
+                stateDirectory: stateDirectory, runTag: runTag, stall: stall, registry: registry, clock: clock,
+                logger: logger, metrics: metrics)
             next[channel.name] = PushChannel(source: source, token: token, windowed: windowed)
-            added.append(windowed)
         }
         channelsBox.withLockedValue { $0 = next }
-        for windowed in added { windowed.publishNow() }
         for (name, removed) in current where next[name] == nil {
             registry.remove(name)
-            PushStorage.removeOwnFiles(in: removed.windowed.directory)
-            PushStorage.removeDirectory(removed.windowed.directory)
+            removed.windowed.removeStore()
         }
     }
 
@@ -215,11 +204,7 @@ public final class PushIngest: Service, Sendable {
     }
 
     private func removeTemporaryState() {
-        for channel in channels.values {
-            PushStorage.removeOwnFiles(in: channel.windowed.directory)
-            PushStorage.removeDirectory(channel.windowed.directory)
-        }
-        PushStorage.removeDirectory(stateDirectory + "/push")
+        for channel in channels.values { channel.windowed.removeStore() }
         PushStorage.removeDirectory(stateDirectory)
     }
 

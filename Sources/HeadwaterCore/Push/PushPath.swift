@@ -59,7 +59,7 @@ public struct PushPath: Sendable, Hashable, CustomStringConvertible {
     /// The lower-cased extension of the last component, without the dot (`ts`).
     public var fileExtension: String { Self.fileExtension(components[components.count - 1]) }
 
-    static func fileExtension(_ name: String) -> String {
+    package static func fileExtension(_ name: String) -> String {
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
         return name[name.index(after: dot)...].lowercased()
     }
@@ -107,7 +107,7 @@ public struct PushPath: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `Content-Type` of a stored file, by extension (the same table as the HTTP layer's).
-    static func contentType(forExtension ext: String) -> String {
+    package static func contentType(forExtension ext: String) -> String {
         switch ext {
         case "ts": return "video/mp2t"
         case "m4s", "mp4": return "video/mp4"

@@ -1,12 +1,15 @@
+package import HeadwaterMedia
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// The few POSIX calls push ingest needs: directories, exclusive create, write, rename, unlink.
-/// (No fsync: a pushed segment is worthless after a crash, since the window lives in memory.)
-enum PushStorage {
+/// The few POSIX calls the segment store needs (push, directory and pull sources): directories,
+/// exclusive create, write, rename, hard links, stat, unlink. (No fsync: a stored segment is
+/// worthless after a crash, since the window lives in memory.)
+package enum PushStorage {
     static func errorText() -> String { String(cString: strerror(errno)) }
 
     /// `mkdir -p`.
@@ -33,13 +36,13 @@ enum PushStorage {
     }
 
     /// Opens a new file for writing; fails if it exists.
-    static func create(_ path: String) throws(PushError) -> Int32 {
+    package static func create(_ path: String) throws(PushError) -> Int32 {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw storage("cannot create \(path): \(errorText())") }
         return fd
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(PushError) {
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(PushError) {
         var offset = 0
         while offset < bytes.count {
             let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
@@ -51,11 +54,11 @@ enum PushStorage {
         }
     }
 
-    static func move(_ from: String, to: String) throws(PushError) {
+    package static func move(_ from: String, to: String) throws(PushError) {
         guard rename(from, to) == 0 else { throw storage("cannot rename \(from): \(errorText())") }
     }
 
-    static func remove(_ path: String) { unlink(path) }
+    package static func remove(_ path: String) { unlink(path) }
 
     /// Removes an empty directory (and nothing else).
     static func removeDirectory(_ path: String) { rmdir(path) }
@@ -82,16 +85,83 @@ enum PushStorage {
     /// `directory`: leftovers of an earlier run are unreachable (numbering lives in memory).
     /// Anything else an operator put there is left alone.
     static func removeOwnFiles(in directory: String) {
-        guard let handle = opendir(directory) else { return }
+        for name in names(in: directory) ?? [] where isOwnFileName(name) { unlink(directory + "/" + name) }
+    }
+
+    /// The names in `directory` (without `.` and `..`), or `nil` if it cannot be read.
+    static func names(in directory: String) -> [String]? {
+        guard let handle = opendir(directory) else { return nil }
         defer { closedir(handle) }
         var names: [String] = []
         while let entry = readdir(handle) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if isOwnFileName(name) { names.append(name) }
+            if name != "." && name != ".." { names.append(name) }
         }
-        for name in names { unlink(directory + "/" + name) }
+        return names
+    }
+
+    /// What `stat(2)` says about a file: enough to tell one version of it from another.
+    struct FileStatus: Sendable, Hashable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        /// Modification time, ns since the epoch.
+        var modified: Int64
+        var isDirectory: Bool
+        var isRegularFile: Bool
+    }
+
+    /// `stat(2)` of `path` (following symbolic links), or `nil` when it does not exist.
+    static func status(of path: String) -> FileStatus? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let kind = info.st_mode & S_IFMT
+        return FileStatus(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+            isDirectory: kind == S_IFDIR, isRegularFile: kind == S_IFREG)
+    }
+
+    /// Puts the bytes of `source` at `destination` (which must not exist): a hard link when both are
+    /// on one file system, else a copy written to `destination.part` and renamed into place.
+    static func linkOrCopy(_ source: String, to destination: String) throws(PushError) {
+        if link(source, destination) == 0 { return }
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw storage("cannot open \(source): \(errorText())") }
+        defer { close(input) }
+        let temporary = destination + ".part"
+        let output = try create(temporary)
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        do throws(PushError) {
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress!, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                if count < 0 { throw storage("cannot read \(source): \(errorText())") }
+                if count == 0 { break }
+                let written = chunk.withUnsafeBytes { raw in
+                    Result { () throws(PushError) in try writeAll(output, UnsafeRawBufferPointer(rebasing: raw[..<count])) }
+                }
+                try written.get()
+            }
+            close(output)
+            try move(temporary, to: destination)
+        } catch {
+            close(output)
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    /// Codecs, resolution and frame rate of a stored MPEG-TS or packed-audio segment (probed from
+    /// at most its first `limit` bytes), for the generated multivariant playlist; `nil` for other
+    /// types or media that does not probe.
+    package static func probe(_ path: String, extension ext: String, limit: Int) -> SegmentProbe? {
+        guard ext == "ts" || ext == "aac", var bytes = contents(of: path, limit: limit) else { return nil }
+        if bytes.count > limit { bytes.removeLast(bytes.count - limit) }
+        if ext == "ts" { bytes.removeLast(bytes.count % TransportStreamProbe.packetSize) }
+        return ext == "ts" ? try? TransportStreamProbe.probe(bytes) : try? PackedAudioProbe.probe(bytes)
     }
 
     static func isOwnFileName(_ name: String) -> Bool {
@@ -103,5 +173,5 @@ enum PushStorage {
         return !number.isEmpty && number.allSatisfy(\.isNumber) && PushPath.segmentExtensions.contains(String(ext))
     }
 
-    private static func storage(_ message: String) -> PushError { PushError(status: 500, message, reason: .storage) }
+    package static func storage(_ message: String) -> PushError { PushError(status: 500, message, reason: .storage) }
 }

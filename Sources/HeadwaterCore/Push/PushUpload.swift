@@ -1,4 +1,3 @@
-import HeadwaterMedia
 import NIOConcurrencyHelpers
 public import NIOCore
 
@@ -121,7 +120,7 @@ public final class PushUpload: Sendable {
                 entityTag: "\"\(taken.hash.hexDigest)\"",
                 contentType: PushPath.contentType(forExtension: path.fileExtension), lastModified: now / 1_000_000)
             ingest.stored(
-                channel, path, file: file, probe: Self.probe(final, extension: path.fileExtension, limit: limit))
+                channel, path, file: file, probe: PushStorage.probe(final, extension: path.fileExtension, limit: limit))
         }
     }
 
@@ -147,12 +146,5 @@ public final class PushUpload: Sendable {
             close(fd)
             PushStorage.remove(temporary)
         }
-    }
-
-    /// Codecs, resolution and frame rate of a stored MPEG-TS or packed-audio segment, for the
-    /// generated multivariant playlist; `nil` for other types or media that does not probe.
-    private static func probe(_ path: String, extension ext: String, limit: Int) -> SegmentProbe? {
-        guard ext == "ts" || ext == "aac", let bytes = PushStorage.contents(of: path, limit: limit) else { return nil }
-        return ext == "ts" ? try? TransportStreamProbe.probe(bytes) : try? PackedAudioProbe.probe(bytes)
     }
 }

@@ -177,20 +177,24 @@ extension PushWindow {
             return candidate
         }
         if let map = context.maps[index] {
-            guard let path = PushPath.resolve(map.uri, relativeTo: rendition.playlistPath) else {
-                return missing("EXT-X-MAP \(map.uri) cannot be served (absolute URI)", permanent: true)
-            }
-            guard let upload = uploads[path] else {
-                return missing("EXT-X-MAP \(path) not uploaded yet", permanent: false)
-            }
             // A MAP BYTERANGE without an offset starts at byte 0 (§4.4.4.5); served with it explicit.
             let range = map.byteRange.map { ByteRange(length: $0.length, offset: $0.offset ?? 0) }
-            if let range, let shortfall = Self.shortfall(upload.file, range) {
-                return missing("EXT-X-MAP \(path) \(shortfall)", permanent: false)
+            if let remote = remoteURI(map.uri) {
+                candidate.map = MediaInitializationSection(uri: remote, byteRange: range)
+            } else {
+                guard let path = PushPath.resolve(map.uri, relativeTo: rendition.playlistPath) else {
+                    return missing("EXT-X-MAP \(map.uri) cannot be served (absolute URI)", permanent: true)
+                }
+                guard let upload = uploads[path] else {
+                    return missing("EXT-X-MAP \(path) not uploaded yet", permanent: false)
+                }
+                if let range, let shortfall = Self.shortfall(upload.file, range) {
+                    return missing("EXT-X-MAP \(path) \(shortfall)", permanent: false)
+                }
+                let name = "\(configuration.runTag)-init\(upload.sequence).\(PushPath.fileExtension(path))"
+                candidate.aux[name] = upload.file
+                candidate.map = MediaInitializationSection(uri: "\(rendition.name)/\(name)", byteRange: range)
             }
-            let name = "\(configuration.runTag)-init\(upload.sequence).\(PushPath.fileExtension(path))"
-            candidate.aux[name] = upload.file
-            candidate.map = MediaInitializationSection(uri: "\(rendition.name)/\(name)", byteRange: range)
         }
         for key in context.keys[index] {
             guard let uri = key.uri, let path = PushPath.resolve(uri, relativeTo: rendition.playlistPath) else {
@@ -205,14 +209,16 @@ extension PushWindow {
             candidate.keys.append(served)
         }
         if source.tags.gap { return candidate }
-        guard let path = PushPath.resolve(source.uri, relativeTo: rendition.playlistPath) else {
-            return missing("an absolute URI cannot name an uploaded file", permanent: true)
-        }
         if source.byteRange != nil {
             guard let range = context.ranges[index] else {
                 return missing("EXT-X-BYTERANGE without an offset and no previous range of \(source.uri)", permanent: true)
             }
             candidate.byteRange = ByteRange(length: range.length, offset: range.offset)
+        }
+        // A remote segment is listed under its absolute URI as soon as the playlist lists it.
+        if remoteURI(source.uri) != nil { return candidate }
+        guard let path = PushPath.resolve(source.uri, relativeTo: rendition.playlistPath) else {
+            return missing("an absolute URI cannot name an uploaded file", permanent: true)
         }
         guard let upload = mediaUpload(path, rendition) else {
             return missing("\(path) not uploaded yet", permanent: false)
@@ -225,6 +231,19 @@ extension PushWindow {
         candidate.completedAt = upload.completedAt
         candidate.media = upload.media
         return candidate
+    }
+
+    /// `uri` when it is an absolute `http(s)` URI and the window lists remote segments
+    /// (``Configuration/listsRemoteSegments``); `nil` otherwise.
+    func remoteURI(_ uri: String) -> String? {
+        guard configuration.listsRemoteSegments else { return nil }
+        let lowered = uri.prefix(8).lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://") ? uri : nil
+    }
+
+    /// Whether `candidate` is listed as a remote segment: under its absolute URI, with no file.
+    func isRemote(_ candidate: Candidate) -> Bool {
+        candidate.file == nil && !candidate.segment.tags.gap && remoteURI(candidate.segment.uri) != nil
     }
 
     /// Why `file` cannot serve `range` (an upload of a growing file that does not reach it yet),

@@ -123,7 +123,7 @@ extension PushWindow {
             } else {
                 "\(configuration.runTag)-\(msn).\(ext)"
             }
-        segment.uri = "\(rendition.name)/\(name)"
+        segment.uri = isRemote(candidate) ? candidate.segment.uri : "\(rendition.name)/\(name)"
         segment.byteRange = candidate.byteRange
         if candidate.map != rendition.tailMap, let map = candidate.map {
             segment.tags.map = map

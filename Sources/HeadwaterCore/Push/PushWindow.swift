@@ -35,10 +35,14 @@ public struct PushWindow: Sendable {
         /// reload — never numbers below what players saw before (C3, C6), with no state on disk.
         /// Off, numbers start at the encoder's (tests read them more easily).
         public var clockNumbering: Bool
+        /// Segments named by an absolute `http(s)` URI are listed under that URI, with no file behind
+        /// them (a pull source in `reference` mode: clients fetch them from the upstream). Otherwise
+        /// an absolute URI cannot name a stored file, and such a segment is listed as EXT-X-GAP.
+        public var listsRemoteSegments: Bool
 
         public init(
             channel: String, targetDuration: Int, windowSeconds: Int, runTag: String, stall: StallPolicy = .init(),
-            clockNumbering: Bool = false
+            clockNumbering: Bool = false, listsRemoteSegments: Bool = false
         ) {
             self.channel = channel
             self.targetDuration = max(1, targetDuration)
@@ -46,6 +50,7 @@ public struct PushWindow: Sendable {
             self.runTag = runTag
             self.stall = stall
             self.clockNumbering = clockNumbering
+            self.listsRemoteSegments = listsRemoteSegments
         }
     }
 
