@@ -75,7 +75,7 @@ struct Serve: AsyncParsableCommand {
         let supervisor = ChannelSupervisor(
             loaded: loaded, loader: { () throws(ConfigurationError) in try ConfigurationLoading.load(path: path) },
             push: push, registry: registry, logger: logger, makeSource: sources.make,
-            onReload: { applied in OriginMetrics.configReload(result: applied ? .applied : .rejected) })
+            onReload: { result in OriginMetrics.configReload(result: result) })
         // Every loop channel is live before the first request.
         for channel in configuration.channels { sources.publishNow(channel, loaded) }
 

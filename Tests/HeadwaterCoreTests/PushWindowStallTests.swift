@@ -165,7 +165,7 @@ struct PushWindowStallTests {
         #expect(run.state == .live)
     }
 
-    @Test("one rendition stalls while the other advances: gaps keep it aligned, no slate, no discontinuity mismatch")
+    @Test("one rendition 3 TD behind while the other advances: gaps keep it aligned, no slate, no discontinuity mismatch")
     func oneRenditionBehind() throws {
         var run = Run(fill: .slate)
         for _ in 0..<8 { try run.produce() }
@@ -182,7 +182,8 @@ struct PushWindowStallTests {
             run.observe("x_0 only")
             run.checker.check(&run.window, after: .init(), now: run.encoder.clock, "x_0 only")
         }
-        #expect(run.longestUnchanged <= 3_000_000, "unchanged for \(run.longestUnchanged) µs")
+        // Behind by 3 TD before gaps fill it (a shorter lag is jitter); then it advances with x_0.
+        #expect(run.longestUnchanged <= 6_000_000, "unchanged for \(run.longestUnchanged) µs")
         let behind = try #require(run.window.mediaPlaylist(rendition: "x_1"))
         #expect(behind.segments.suffix(2).allSatisfy { $0.tags.gap })
         if case .degraded(let reason) = run.state { #expect(reason.contains("x_1")) } else { Issue.record("not degraded") }

@@ -93,7 +93,7 @@ struct ReloadTests {
         let push = try PushIngest(
             configuration: loaded.configuration, registry: registry, clock: SystemWallClock(), logger: Logger(label: "t"),
             environment: ["HEADWATER_INGEST_TOKEN": "t"])
-        let results = Mutex<[Bool]>([])
+        let results = Mutex<[OriginMetrics.ConfigReloadResult]>([])
         let supervisor = ChannelSupervisor(
             loaded: loaded, loader: { () throws(ConfigurationError) in try load() }, push: push, registry: registry,
             logger: Logger(label: "t"),
@@ -126,7 +126,7 @@ struct ReloadTests {
         #expect(registry.channelNames == ["fresh", "looped", "pushed"])
         let counts = await supervisor.reloads
         #expect(counts.succeeded == 1 && counts.failed == 1)
-        #expect(results.withLock { $0 } == [true, false])
+        #expect(results.withLock { $0 } == [.applied, .rejected])
     }
 
     static func eventually(_ condition: @Sendable () -> Bool) async throws {

@@ -46,14 +46,15 @@ public actor ChannelSupervisor: Service {
     private let push: PushIngest
     private let registry: ChannelRegistry
     private let logger: Logger
-    private let onReload: @Sendable (Bool) -> Void
+    private let onReload: @Sendable (OriginMetrics.ConfigReloadResult) -> Void
     private var running: [String: Task<Void, Never>] = [:]
     private let requests: AsyncStream<Void>
     private let requestContinuation: AsyncStream<Void>.Continuation
 
     public init(
         loaded: Loaded, loader: @escaping Loader, push: PushIngest, registry: ChannelRegistry, logger: Logger,
-        makeSource: @escaping SourceFactory, onReload: @escaping @Sendable (Bool) -> Void = { _ in }
+        makeSource: @escaping SourceFactory,
+        onReload: @escaping @Sendable (OriginMetrics.ConfigReloadResult) -> Void = { _ in }
     ) {
         self.loaded = loaded
         self.loader = loader
@@ -122,9 +123,10 @@ public actor ChannelSupervisor: Service {
             logger.error("reload: push channels kept their previous configuration: \(error.message)")
         }
         for (name, service) in services.sorted(by: { $0.key < $1.key }) { start(name, service) }
+        let changed = plan.changesChannels || next.slate != loaded.slate
         loaded = next
         reloads.succeeded += 1
-        onReload(true)
+        onReload(changed ? .applied : .unchanged)
         for key in plan.needsRestart {
             logger.warning("reload: \(key) changed; it takes effect at the next start", metadata: ["config.key": "\(key)"])
         }
@@ -140,7 +142,7 @@ public actor ChannelSupervisor: Service {
 
     private func rejected(_ error: ConfigurationError) -> Bool {
         reloads.failed += 1
-        onReload(false)
+        onReload(.rejected)
         for problem in error.problems {
             logger.error("reload rejected: \(problem.description)")
         }

@@ -9,9 +9,12 @@ import HeadwaterHLS
 ///   `EXT-X-DISCONTINUITY` (``StallPolicy/Fill/slate``), or an `EXT-X-GAP` segment of one target
 ///   duration (``StallPolicy/Fill/gap``) — each time the previous filler's duration has passed.
 ///   When the source comes back, numbering resumes above the fillers, after a discontinuity.
-/// - **One rendition behind** while others advance: it is padded with `EXT-X-GAP` at the MSNs the
-///   others list (slate there would misalign discontinuity numbers across renditions, C14); its
-///   source's late segments for those MSNs are dropped when they come.
+/// - **One rendition behind** by 3 target durations while others advance: it is padded with
+///   `EXT-X-GAP` at the MSNs the others list (slate there would misalign discontinuity numbers
+///   across renditions, C14); its source's late segments for those MSNs are dropped when they
+///   come. Renditions arrive independently (separate uploads, separate upstream polls), so a lag
+///   shorter than that is jitter, not a stall: filling it would throw away a segment about to
+///   arrive and send players that ignore EXT-X-GAP (ffmpeg) to a 404.
 extension PushWindow {
     struct StallState: Sendable {
         var startedAt: Int64
@@ -32,9 +35,10 @@ extension PushWindow {
             fillStall(now: now, renditions: live)
             return
         }
-        // The channel advances: align any rendition left behind with gaps.
+        // The channel advances: align any rendition left behind for long with gaps.
         let highest = live.compactMap { renditions[$0]!.lastMSN }.max() ?? 0
-        for (name, last) in zip(live, delivered) where now - last >= threshold {
+        let behind = Int64(configuration.targetDuration) * 3_000_000
+        for (name, last) in zip(live, delivered) where now - last >= behind {
             var rendition = renditions[name]!
             guard let tail = rendition.lastMSN, tail < highest else { continue }
             if rendition.stalledSince == nil {
