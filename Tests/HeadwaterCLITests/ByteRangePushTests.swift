@@ -9,28 +9,9 @@ extension RealClients {
     struct ByteRangePushTests {
         /// A plain HTTP/1.0 PUT over a socket; the status line of the response.
         static func put(port: Int, path: String, token: String, body: [UInt8]) -> String {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard connected == 0 else { return "connect failed" }
             let head = "PUT \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nContent-Length: \(body.count)\r\n\r\n"
-            let request = Array(head.utf8) + body
-            var sent = 0
-            while sent < request.count {
-                let count = request[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                guard count > 0 else { return "write failed" }
-                sent += count
-            }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = read(fd, &buffer, buffer.count)
-            let response = String(decoding: buffer[..<max(0, count)], as: UTF8.self)
-            return String(response.prefix { $0 != "\r" })
+            let response = ServeCommandTests.exchange(port: port, request: Array(head.utf8) + body)
+            return response.isEmpty ? "connection failed" : String(response.prefix { $0 != "\r" })
         }
 
         @Test("ranges of a growing uploaded file are listed with explicit offsets and ffmpeg reads them live without errors")

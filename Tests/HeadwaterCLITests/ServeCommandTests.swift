@@ -29,6 +29,12 @@ extension RealClients {
 
         /// A plain HTTP/1.0 GET over a socket (no caching, no content negotiation): the response text.
         static func get(port: Int, path: String) -> String {
+            exchange(port: port, request: Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+        }
+
+        /// Sends `request` (a whole HTTP/1.0 request) to 127.0.0.1:`port` and reads until the server
+        /// closes: the response text, or "" when the connection or a write failed.
+        static func exchange(port: Int, request: [UInt8]) -> String {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             defer { close(fd) }
             var address = sockaddr_in()
@@ -39,8 +45,12 @@ extension RealClients {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
             guard connected == 0 else { return "" }
-            let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
-            guard write(fd, request, request.count) == request.count else { return "" }
+            var sent = 0
+            while sent < request.count {
+                let count = request[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                guard count > 0 else { return "" }
+                sent += count
+            }
             var response: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 16_384)
             while true {

@@ -14,14 +14,14 @@ extension RealClients {
         }
 
         static func push(_ ffmpeg: String, port: Int, seconds: Int) throws -> (Process, Pipe) {
-            try ServeCommandTests.run(ffmpeg, [
-                "-hide_banner", "-nostdin", "-loglevel", "error", "-re",
-                "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-                "-c:v", "libx264", "-preset", "veryfast", "-g", "50", "-keyint_min", "50", "-sc_threshold", "0", "-b:v", "200k",
-                "-c:a", "aac", "-b:a", "48k", "-f", "hls", "-hls_time", "2", "-hls_list_size", "6",
-                "-method", "PUT", "-headers", "Authorization: Bearer s3cret\r\n",
-                "-t", "\(seconds)", "http://127.0.0.1:\(port)/ingest/live/stream.m3u8",
-            ])
+            try ServeCommandTests.run(
+                ffmpeg,
+                ServeCommandTests.liveEncoderArguments(
+                    seconds: seconds,
+                    output: [
+                        "-method", "PUT", "-headers", "Authorization: Bearer s3cret\r\n",
+                        "http://127.0.0.1:\(port)/ingest/live/stream.m3u8",
+                    ]))
         }
 
         @Test("the playlist keeps advancing within 1½ TD through a 7 s stall (slate), health flips, live rules hold through recovery")
