@@ -1,4 +1,4 @@
-public import HeadwaterHLS
+import HeadwaterHLS
 
 /// How a channel whose window Headwater keeps reacts when its source delivers nothing for 1½
 /// target durations (RFC 8216 §6.2.2: a new playlist version every ½–1½ target durations).
