@@ -60,7 +60,8 @@ extension RealClients {
                         versions.withLock { if $0.last?.playlist != playlist { $0.append(Version(at: .now, playlist: playlist)) } }
                     }
                     let state = ServeCommandTests.get(port: port, path: "/healthz")
-                    health.withLock { $0.append(state.contains("degraded") ? "degraded" : state.contains("\"live\"") ? "live" : "other") }
+                    let channel = state.contains(#""state":"degraded""#) ? "degraded" : state.contains(#""state":"live""#) ? "live" : "other"
+                    health.withLock { $0.append(channel) }
                     Thread.sleep(forTimeInterval: 0.1)
                 }
             }
