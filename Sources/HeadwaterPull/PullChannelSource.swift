@@ -82,7 +82,7 @@ public final class PullChannelSource: Service, Sendable {
                 group.addTask {
                     while !Task.isCancelled {
                         self.windowed.tick()
-                        try? await Task.sleep(for: .milliseconds(250))
+                        try? await Task.sleep(for: .microseconds(PushWindow.tickInterval))
                     }
                 }
                 group.addTask { await self.follow() }

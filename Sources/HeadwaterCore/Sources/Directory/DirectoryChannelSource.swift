@@ -83,11 +83,11 @@ public final class DirectoryChannelSource: Service, Sendable {
                     watcher?.watch(directories: directories)
                     lastScan = now
                 }
-                if now - lastTick >= .milliseconds(250) {
+                if now - lastTick >= .microseconds(PushWindow.tickInterval) {
                     self.windowed.tick()
                     lastTick = now
                 }
-                let pause = watcher != nil ? Duration.milliseconds(20) : min(pollInterval, .milliseconds(250))
+                let pause = watcher != nil ? Duration.milliseconds(20) : min(pollInterval, .microseconds(PushWindow.tickInterval))
                 try? await Task.sleep(for: pause)
             }
         }
