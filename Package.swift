@@ -123,6 +123,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "HeadwaterStitchingTests",
+            dependencies: ["HeadwaterStitching", "HeadwaterHLS", "HeadwaterSCTE35", "HeadwaterTesting"],
+            exclude: ["Goldens"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "HeadwaterMediaTests",
             dependencies: ["HeadwaterMedia", "HeadwaterTesting"],
             exclude: ["Fixtures"],
