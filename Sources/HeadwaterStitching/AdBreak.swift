@@ -76,14 +76,17 @@ public struct AdBreak: Sendable, Hashable, Identifiable {
 
     /// The stitched discontinuity sequence number of slot `slot`: every slot carries a DISCONTINUITY.
     func stitchedDiscontinuitySequence(slot: UInt64) -> UInt64 {
-        discontinuitySequenceBeforeStart + offsetBefore + slot + 1
+        discontinuitySequenceBeforeStart.saturatingAdd(offsetBefore).saturatingAdd(slot).saturatingAdd(1)
     }
 
     /// Stitched minus content discontinuity sequence number after a return to content at `end`:
     /// the return segment carries a DISCONTINUITY whether the content's did or not.
     var offsetAfterReturn: UInt64? {
         guard let end else { return nil }
-        return discontinuitySequenceBeforeStart + offsetBefore + (end.mediaSequence - startMediaSequence) + 1
-            - end.contentDiscontinuitySequence
+        // The break's slots and its return carry N + 1 DISCONTINUITY tags where the content had
+        // `contentDiscontinuitySequence - discontinuitySequenceBeforeStart` (checked ≤ N + 1 on end).
+        let stitched = end.mediaSequence - startMediaSequence + 1
+        let content = end.contentDiscontinuitySequence - discontinuitySequenceBeforeStart
+        return offsetBefore.saturatingAdd(stitched - content)
     }
 }

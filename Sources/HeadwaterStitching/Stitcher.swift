@@ -135,7 +135,7 @@ public enum Stitcher {
                     if options.cueMarkers { segment.tags.adMarkers = [.cueIn(value: nil)] }
                 }
                 segments.append(segment)
-                dsns.append(window.dsns[index] + offset)
+                dsns.append(window.dsns[index].saturatingAdd(offset))
                 required.append(contexts[index])
 
             case .slot(let breakIndex, let slot):
@@ -198,12 +198,14 @@ public enum Stitcher {
         // The DISCONTINUITY tags must reproduce the numbering the log computed, or the log does not
         // describe this content.
         for index in segments.indices.dropFirst()
-        where dsns[index] != dsns[index - 1] + (segments[index].tags.discontinuity ? 1 : 0) {
+        where dsns[index] != dsns[index - 1].saturatingAdd(segments[index].tags.discontinuity ? 1 : 0) {
             throw .breakLogMismatch(msn: first + UInt64(head + index))
         }
         output.mediaSequence = first + UInt64(head)
         if !segments.isEmpty {
-            output.discontinuitySequence = dsns[0] - (segments[0].tags.discontinuity ? 1 : 0)
+            let discontinuity: UInt64 = segments[0].tags.discontinuity ? 1 : 0
+            guard dsns[0] >= discontinuity else { throw .breakLogMismatch(msn: first + UInt64(head)) }
+            output.discontinuitySequence = dsns[0] - discontinuity
             if head > 0 { carryDateRanges(from: content.segments[..<head], to: &segments, options: options) }
         } else {
             output.discontinuitySequence = emptyWindowSequence(
