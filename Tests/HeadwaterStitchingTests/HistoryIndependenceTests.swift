@@ -42,7 +42,7 @@ struct HistoryIndependenceTests {
         #expect(pruned.breaks.count <= 3)
         let again = try Stitcher.render(
             content: content, rendition: "video", breaks: pruned, session: session, ruleSets: [1: GoldenChannel.ruleSet])
-        #expect(PlaylistSerializer.serialize(again) == PlaylistSerializer.serialize(full))
+        #expect(PlaylistSerializer.string(again) == PlaylistSerializer.string(full))
         #expect(full.discontinuitySequence! > 5000)  // 2,000 breaks of 1–3 slots, each + 1 return
     }
 }

@@ -22,7 +22,7 @@ struct ReloadInvariantTests {
     /// 200 seeds in 8 shards that run in parallel.
     static let shards = 8
     static let seedsPerShard = 25
-    static let steps = 70
+    static let steps = 60
 
     @Test("every reload of every session in every rendition keeps invariants 1–7", arguments: 0..<shards)
     func reloadsKeepInvariants(shard: Int) {
@@ -150,8 +150,10 @@ struct InvariantRun {
         // A valid playlist on its own (B1, B7, D2, D4, D7, …). One exception, by design: when a pod
         // runs longer than the content it replaced, the date steps back where the content returns
         // (B7); a channel whose creatives are no longer than its segments never sees it.
-        // (Renditions are compared with each other below, so validating one of them is enough.)
-        let validated = rendition == channel.options.renditions[0] ? PlaylistValidator.validate(playlist) : []
+        // (Renditions are compared with each other below, so validating one of them, every other
+        // reload, is enough to keep the test fast.)
+        let validated =
+            rendition == channel.options.renditions[0] && renders % 2 == 1 ? PlaylistValidator.validate(playlist) : []
         let issues = validated.filter { issue in
             guard issue.severity == .error else { return false }
             if issue.rule == "B7", !channel.options.isConditioned, case .segment(let position) = issue.location,
