@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "headwater-bench", targets: ["headwater-bench"]),
         .library(name: "HeadwaterHLS", targets: ["HeadwaterHLS"]),
         .library(name: "HeadwaterSCTE35", targets: ["HeadwaterSCTE35"]),
+        .library(name: "HeadwaterStitching", targets: ["HeadwaterStitching"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
@@ -31,6 +32,8 @@ let package = Package(
         // Pure libraries: no I/O, no NIO, no Foundation.
         .target(name: "HeadwaterHLS", swiftSettings: swiftSettings),
         .target(name: "HeadwaterSCTE35", swiftSettings: swiftSettings),
+        /// Per-session ad stitching: break log, pod choice, the stitched playlist. Pure: no I/O, no clock.
+        .target(name: "HeadwaterStitching", dependencies: ["HeadwaterHLS", "HeadwaterSCTE35"], swiftSettings: swiftSettings),
         /// Probes media segments (MPEG-TS, ADTS): codecs, resolution, frame rate, timing, bit rate.
         .target(name: "HeadwaterMedia", swiftSettings: swiftSettings),
 
@@ -138,6 +141,12 @@ let package = Package(
         .testTarget(
             name: "HeadwaterSCTE35Tests",
             dependencies: ["HeadwaterSCTE35", "HeadwaterTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeadwaterStitchingTests",
+            dependencies: ["HeadwaterStitching", "HeadwaterHLS", "HeadwaterSCTE35", "HeadwaterTesting"],
+            exclude: ["Goldens"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
