@@ -121,6 +121,7 @@ let package = Package(
         .executableTarget(
             name: "headwater-fuzz",
             dependencies: ["HeadwaterHLS", "HeadwaterSCTE35"],
+            exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
 
