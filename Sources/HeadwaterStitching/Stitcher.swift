@@ -268,18 +268,7 @@ public enum Stitcher {
         for segment in segments { later.formUnion(segment.tags.dateRanges.map(\.id)) }
         carried.removeAll { !later.contains($0.id) && !mayCover($0, headDate) }
         guard !carried.isEmpty else { return }
-        var own = segments[0].tags.dateRanges
-        var leading: [DateRange] = []
-        for range in carried {
-            if let index = own.firstIndex(where: { $0.id == range.id }) {
-                for attribute in range.attributes.attributes where !own[index].attributes.contains(attribute.name) {
-                    own[index].attributes.attributes.append(attribute)
-                }
-            } else {
-                leading.append(range)
-            }
-        }
-        segments[0].tags.dateRanges = leading + own
+        segments[0].tags.dateRanges = DateRange.carrying(carried, onto: segments[0].tags.dateRanges)
     }
 
     /// Whether a source date range passes through: not an ad signal (SCTE-35) and not one of ours.

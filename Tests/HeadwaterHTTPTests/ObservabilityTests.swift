@@ -15,18 +15,7 @@ struct ObservabilityTests {
     // MARK: - Helpers
 
     private static func withClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
-        let client = HTTPClient(
-            eventLoopGroupProvider: .singleton,
-            configuration: HTTPClient.Configuration(decompression: .disabled)
-        )
-        do {
-            let result = try await body(client)
-            try await client.shutdown()
-            return result
-        } catch {
-            try? await client.shutdown()
-            throw error
-        }
+        try await withHTTPClient(body)
     }
 
     private static func get(

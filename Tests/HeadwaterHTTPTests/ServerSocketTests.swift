@@ -39,16 +39,7 @@ struct ServerSocketTests {
         decompression: Bool = false,
         _ body: (HTTPClient) async throws -> T
     ) async throws -> T {
-        let configuration = HTTPClient.Configuration(decompression: decompression ? .enabled(limit: .none) : .disabled)
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        do {
-            let result = try await body(client)
-            try await client.shutdown()
-            return result
-        } catch {
-            try? await client.shutdown()
-            throw error
-        }
+        try await withHTTPClient(decompression: decompression, body)
     }
 
     private static func fetch(

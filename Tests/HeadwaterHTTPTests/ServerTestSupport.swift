@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HeadwaterCore
 import HeadwaterTesting
@@ -6,6 +7,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import NIOHTTPCompression
 import NIOPosix
 import Synchronization
 import Testing
@@ -485,5 +487,23 @@ extension NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator {
     /// Reads until the peer closes; returns everything read.
     mutating func readToEnd(into bytes: inout [UInt8]) async throws {
         while let chunk = try await next() { bytes.append(chunk) }
+    }
+}
+
+/// Runs `body` with an AsyncHTTPClient (no automatic decompression unless asked, so tests see the
+/// bytes on the wire), shut down afterwards whatever happens.
+func withHTTPClient<T>(
+    decompression: Bool = false,
+    _ body: (HTTPClient) async throws -> T
+) async throws -> T {
+    let configuration = HTTPClient.Configuration(decompression: decompression ? .enabled(limit: .none) : .disabled)
+    let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    do {
+        let result = try await body(client)
+        try await client.shutdown()
+        return result
+    } catch {
+        try? await client.shutdown()
+        throw error
     }
 }

@@ -65,3 +65,24 @@ public struct DateRange: AttributeListTag {
     /// The `X-` attributes, in order.
     public var clientAttributes: [Attribute] { attributes.attributes.filter { $0.name.hasPrefix("X-") } }
 }
+
+extension DateRange {
+    /// The date ranges of a new head segment when the segments that carried `carried` slid out:
+    /// a range the head already has (same ID) takes the carried attributes it lacks, the others go
+    /// first, before any later same-ID tag — so a client that sees only the new playlist still
+    /// knows every open range with all its attributes (D8, §6.2.1).
+    public static func carrying(_ carried: [DateRange], onto own: [DateRange]) -> [DateRange] {
+        var own = own
+        var leading: [DateRange] = []
+        for range in carried {
+            if let index = own.firstIndex(where: { $0.id == range.id }) {
+                for attribute in range.attributes.attributes where !own[index].attributes.contains(attribute.name) {
+                    own[index].attributes.attributes.append(attribute)
+                }
+            } else {
+                leading.append(range)
+            }
+        }
+        return leading + own
+    }
+}

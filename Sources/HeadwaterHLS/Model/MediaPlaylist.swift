@@ -191,18 +191,7 @@ public struct MediaPlaylist: Sendable, Hashable {
         // A range the head already has (same ID) absorbs the carried attributes it lacks; the others
         // go first, before any later same-ID tag.
         if !carried.isEmpty {
-            var own = head.tags.dateRanges
-            var leading: [DateRange] = []
-            for range in carried {
-                if let index = own.firstIndex(where: { $0.id == range.id }) {
-                    for attribute in range.attributes.attributes where !own[index].attributes.contains(attribute.name) {
-                        own[index].attributes.attributes.append(attribute)
-                    }
-                } else {
-                    leading.append(range)
-                }
-            }
-            head.tags.dateRanges = leading + own
+            head.tags.dateRanges = DateRange.carrying(carried, onto: head.tags.dateRanges)
         }
         result.segments = [head] + segments[(count + 1)...]
         result.mediaSequence = effectiveMediaSequence.saturatingAdd(UInt64(count))
