@@ -133,4 +133,36 @@ struct ReloadTests {
         for _ in 0..<100 where !condition() { try await Task.sleep(for: .milliseconds(20)) }
         #expect(condition())
     }
+
+    @Test("a channel that cannot start is logged and left out; the others run; a later reload starts it")
+    func channelThatCannotStart() async throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("hw-reload-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let registry = ChannelRegistry()
+        let broken = Mutex(true)
+        @Sendable func load() throws(ConfigurationError) -> ChannelSupervisor.Loaded {
+            var configuration = try HeadwaterConfiguration.parse(Self.base, file: "h.yaml", baseDirectory: "/c")
+            configuration.server.stateDirectory = state
+            return .init(configuration: configuration, packages: [:], slate: nil, file: "h.yaml")
+        }
+        struct CannotStart: Error {}
+        let loaded = try load()
+        let push = try PushIngest(
+            configuration: loaded.configuration, registry: registry, clock: SystemWallClock(), logger: Logger(label: "t"),
+            environment: [:])
+        let supervisor = ChannelSupervisor(
+            loaded: loaded, loader: { () throws(ConfigurationError) in try load() }, push: push, registry: registry,
+            logger: Logger(label: "t"),
+            makeSource: { channel, _ in
+                if case .push = channel.source { return nil }
+                if channel.name == "dropped", broken.withLock({ $0 }) { throw CannotStart() }
+                return FakeSource(name: channel.name, registry: registry)
+            })
+        let running = Task { try await supervisor.run() }
+        defer { running.cancel() }
+        try await Self.eventually { registry.channelNames == ["looped", "pushed"] }
+        broken.withLock { $0 = false }
+        #expect(await supervisor.reload())
+        try await Self.eventually { registry.channelNames == ["dropped", "looped", "pushed"] }
+    }
 }

@@ -74,8 +74,15 @@ public actor ChannelSupervisor: Service {
 
     public func run() async throws {
         for channel in loaded.configuration.channels where running[channel.name] == nil {
-            guard let service = try makeSource(channel, loaded) else { continue }
-            start(channel.name, service)
+            // One channel that cannot start (its store cannot be created, say) must not take the
+            // others down: it is logged and stays absent (404) until a reload brings it.
+            do {
+                guard let service = try makeSource(channel, loaded) else { continue }
+                start(channel.name, service)
+            } catch {
+                logger.error(
+                    "channel cannot start: \(error)", metadata: ["hls.channel.id": "\(channel.name)"])
+            }
         }
         let requests = self.requests
         await cancelWhenGracefulShutdown {
@@ -96,7 +103,11 @@ public actor ChannelSupervisor: Service {
         do throws(ConfigurationError) {
             next = try loader()
             plan = try ReloadPlan.make(from: loaded.configuration, to: next.configuration, file: next.file)
-            for channel in plan.added + plan.replaced {
+            // Unchanged channels that could not start before get another chance.
+            let retried = next.configuration.channels.filter {
+                plan.unchanged.contains($0.name) && running[$0.name] == nil
+            }
+            for channel in plan.added + plan.replaced + retried {
                 do {
                     if let service = try makeSource(channel, next) { services[channel.name] = service }
                 } catch {
