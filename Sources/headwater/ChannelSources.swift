@@ -39,11 +39,6 @@ struct ChannelSources: Sendable {
         }
     }
 
-    /// Publishes a loop channel's first snapshot now (before the server accepts requests).
-    func publishNow(_ channel: HeadwaterConfiguration.Channel, _ loaded: ChannelSupervisor.Loaded) {
-        if case .loop = channel.source { loopPublisher(channel, loaded, logger: logger)?.publishNow() }
-    }
-
     private func loopPublisher(
         _ channel: HeadwaterConfiguration.Channel, _ loaded: ChannelSupervisor.Loaded, logger: Logger
     ) -> LoopChannelPublisher? {

@@ -77,7 +77,7 @@ struct Serve: AsyncParsableCommand {
             push: push, registry: registry, logger: logger, makeSource: sources.make,
             onReload: { result in OriginMetrics.configReload(result: result) })
         // Every loop channel is live before the first request.
-        for channel in configuration.channels { sources.publishNow(channel, loaded) }
+        await supervisor.prepare()  // every channel published before the server listens
 
         var serverConfiguration = OriginServerConfiguration()
         serverConfiguration.host = host

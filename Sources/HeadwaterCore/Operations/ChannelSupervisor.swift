@@ -48,6 +48,9 @@ public actor ChannelSupervisor: Service {
     private let logger: Logger
     private let onReload: @Sendable (OriginMetrics.ConfigReloadResult) -> Void
     private var running: [String: Task<Void, Never>] = [:]
+    /// Sources made by ``prepare()``, started by ``run()``.
+    private var pending: [String: any Service] = [:]
+    private var prepared = false
     private let requests: AsyncStream<Void>
     private let requestContinuation: AsyncStream<Void>.Continuation
 
@@ -72,18 +75,28 @@ public actor ChannelSupervisor: Service {
     /// Names of the channels running now.
     public var channelNames: [String] { loaded.configuration.channels.map(\.name) }
 
-    public func run() async throws {
-        for channel in loaded.configuration.channels where running[channel.name] == nil {
+    /// Makes every channel's source (each publishes its first snapshot as it is made), so that
+    /// calling this before the server listens means the first request finds every channel.
+    /// ``run()`` starts them; it prepares them itself if this was not called.
+    public func prepare() {
+        guard !prepared else { return }
+        prepared = true
+        for channel in loaded.configuration.channels {
             // One channel that cannot start (its store cannot be created, say) must not take the
-            // others down: it is logged and stays absent (404) until a reload brings it.
+            // others down: it is logged and stays absent (404); the next reload tries it again.
             do {
-                guard let service = try makeSource(channel, loaded) else { continue }
-                start(channel.name, service)
+                if let service = try makeSource(channel, loaded) { pending[channel.name] = service }
             } catch {
                 logger.error(
                     "channel cannot start: \(error)", metadata: ["hls.channel.id": "\(channel.name)"])
             }
         }
+    }
+
+    public func run() async throws {
+        prepare()
+        for (name, service) in pending.sorted(by: { $0.key < $1.key }) { start(name, service) }
+        pending = [:]
         let requests = self.requests
         await cancelWhenGracefulShutdown {
             for await _ in requests { await self.reload() }
