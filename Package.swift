@@ -60,6 +60,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        /// Server-side ad tracking: which beacons a stitched playlist makes due, and their dispatch.
+        .target(
+            name: "HeadwaterTracking",
+            dependencies: [
+                "HeadwaterHLS",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         /// The HTTP/1.1 origin on SwiftNIO: routing, ranges, conditional requests, gzip, caching.
         .target(
             name: "HeadwaterHTTP",
@@ -185,6 +200,23 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeadwaterTrackingTests",
+            dependencies: [
+                "HeadwaterTracking",
+                "HeadwaterHLS",
+                "HeadwaterTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
