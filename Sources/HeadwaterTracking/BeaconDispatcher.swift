@@ -136,7 +136,6 @@ public final class BeaconDispatcher: Service, Sendable {
     /// Queues the beacons of `session` not fired before, and returns at once.
     public func fire(session: String, _ beacons: [DueBeacon]) {
         guard !beacons.isEmpty else { return }
-        var jobs: [Job] = []
         var duplicates: [AdTrackingEvent: Int] = [:]
         var dropped: [AdTrackingEvent: Int] = [:]
         var queueFilled = false
@@ -165,14 +164,11 @@ public final class BeaconDispatcher: Service, Sendable {
                 state.seen.insert(key)
                 state.queued[beacon.event, default: 0] += beacon.urls.count
                 state.queuedTotal += beacon.urls.count
-                for url in beacon.urls { jobs.append(Job(url: url, event: beacon.event, dateRangeID: beacon.dateRangeID)) }
-            }
-        }
-        for job in jobs {
-            if case .terminated = continuation.yield(job) {
-                // Stopped between the check and here: never consumed.
-                dequeued(job)
-                dropped[job.event, default: 0] += 1
+                // Yielded under the lock, so that every URL counted as queued while accepting is
+                // either consumed or still counted when run() stops (and then counted as dropped).
+                for url in beacon.urls {
+                    _ = continuation.yield(Job(url: url, event: beacon.event, dateRangeID: beacon.dateRangeID))
+                }
             }
         }
         for (event, urls) in duplicates { count(.duplicate, event, by: urls) }
