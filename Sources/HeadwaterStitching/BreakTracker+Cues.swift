@@ -16,16 +16,6 @@ enum CueKey: Sendable, Hashable {
     /// A cancelled segmentation event (its type is not sent).
     case segmentationEvent(UInt32)
 
-    /// Keys of one family name breaks the same way; an end whose key is of a family the break has,
-    /// but does not pair with it, belongs to another break.
-    var family: Int {
-        switch self {
-        case .dateRange: return 0
-        case .spliceEvent: return 1
-        case .segmentation, .segmentationEvent: return 2
-        }
-    }
-
     /// Whether this cancel key names the event of a start with `keys`.
     func cancels(_ keys: Set<CueKey>) -> Bool {
         switch self {
@@ -327,12 +317,10 @@ extension BreakTracker {
                 ?? Self.positive(statedLength)
             cues.signals.append(signal)
         } else if hasIn {
-            guard let (inSection, inBytes) = section("SCTE35-IN") else { return }
-            var signal = CueSignal(action: .end, tag: tag, keys: [key], cue: inBytes, date: endDate ?? range.startDate)
-            for end in Self.signals(of: inSection, bytes: inBytes, tag: tag) where end.action == .end {
-                signal.keys.formUnion(end.keys)
-            }
-            cues.signals.append(signal)
+            // The range's ID pairs it with its out (D10, D11), not the cue's event ids, which
+            // encoders reuse.
+            guard let (_, inBytes) = section("SCTE35-IN") else { return }
+            cues.signals.append(CueSignal(action: .end, tag: tag, keys: [key], cue: inBytes, date: endDate ?? range.startDate))
         } else {
             guard let (command, bytes) = section("SCTE35-CMD") else { return }
             for var signal in Self.signals(of: command, bytes: bytes, tag: tag) {

@@ -223,7 +223,8 @@ public struct BreakTracker: Sendable, Hashable {
         }
 
         // 1. End the open break (first, so that a break can start at the segment where one ends).
-        let ended = endOpenBreak(at: msn, date: date, dueEnds: dueEnds, content: content, events: &events)
+        let before = open
+        let (ended, unmatched) = endOpenBreak(at: msn, date: date, dueEnds: dueEnds, content: content, events: &events)
 
         // 2. Start at most one break: the source's, else a request, else the schedule.
         startFromCues(
@@ -245,7 +246,26 @@ public struct BreakTracker: Sendable, Hashable {
                 content: content, ruleSetVersion: ruleSetVersion, events: &events)
         }
 
-        // 3. Ends announced ahead: the open break's, or a waiting start's.
+        // 3. The source's ends that ended nothing: the end of a break that starts here (its start was
+        // announced ahead and its end is already due: it ends at the next segment), or reported.
+        for end in unmatched {
+            if var open, open.startMSN == msn, !end.keys.isEmpty, open.accepts(end) {
+                open.end = ScheduledEnd(date: end.date ?? date ?? open.startDate, cue: end.cue)
+                self.open = open
+                continue
+            }
+            let reason: String
+            if let target = before {
+                reason =
+                    target.source == .cue
+                    ? "does not match break \(target.id)" : "break \(target.id) came from the \(target.source), not a cue"
+            } else {
+                reason = "no break is in progress"
+            }
+            events.append(.ignoredCue(msn: msn, tag: end.tag, reason: reason))
+        }
+
+        // 4. Ends announced ahead: the open break's, or a waiting start's.
         for end in laterEnds {
             settled.append(end)
             if var open, open.accepts(end) {
@@ -310,8 +330,7 @@ public struct BreakTracker: Sendable, Hashable {
                 result.append(signal)
                 continue
             }
-            let names = signal.keys.filter { $0.family != 0 }
-            let matches: (Set<CueKey>) -> Bool = { keys in names.contains { $0.cancels(keys) } }
+            let matches: (Set<CueKey>) -> Bool = { keys in signal.keys.contains { $0.cancels(keys) } }
             let before = result.count + pending.count
             result.removeAll { $0.action == .start && matches($0.keys) }
             pending.removeAll { matches($0.signal.keys) }
@@ -335,11 +354,12 @@ public struct BreakTracker: Sendable, Hashable {
         }
     }
 
-    /// Ends the open break at `msn` if its time has come; returns the break that ended here, if any.
+    /// Ends the open break at `msn` if its time has come; returns the break that ended here, if any,
+    /// and the source's ends that do not belong to the open break.
     private mutating func endOpenBreak(
         at msn: UInt64, date: ProgramDateTime?, dueEnds: [CueSignal], content: MediaPlaylist,
         events: inout [BreakEvent]
-    ) -> OpenBreak? {
+    ) -> (ended: OpenBreak?, unmatched: [CueSignal]) {
         let target = open
         if let target, target.startMSN < msn {
             let tolerance = Self.tolerance
@@ -371,19 +391,8 @@ public struct BreakTracker: Sendable, Hashable {
                 }
             }
         }
-        // The source's ends that ended nothing.
-        for end in dueEnds where !(target?.accepts(end) ?? false) {
-            let reason: String
-            if let target {
-                reason =
-                    target.source == .cue
-                    ? "does not match break \(target.id)" : "break \(target.id) came from the \(target.source), not a cue"
-            } else {
-                reason = "no break is in progress"
-            }
-            events.append(.ignoredCue(msn: msn, tag: end.tag, reason: reason))
-        }
-        return open == nil ? target : nil
+        let unmatched = dueEnds.filter { !(target?.accepts($0) ?? false) }
+        return (open == nil ? target : nil, unmatched)
     }
 
     /// Starts one break from the source's signals due at `msn` — all of them describe it — or
@@ -468,29 +477,27 @@ extension BreakTracker {
         /// Its end as the source announced it.
         var end: ScheduledEnd?
 
-        /// Whether the source's end signal `end` ends this break: only a break from the source's
-        /// signals ends at one; an end that pairs with the break's own signals does; one that names
-        /// another break of a kind this break was signalled with (another date range, another splice
-        /// event, a nested segmentation type) does not; a generic one (CUE-IN) does.
+        /// Whether the source's end signal `end` ends this break. Only a break from the source's
+        /// signals ends at one. A generic end (CUE-IN) ends it; an end that names a break — a date
+        /// range ID, a splice event, a segmentation type — ends it only if it pairs with one of the
+        /// signals of the highest rank that started it: another range's end, another event's, or a
+        /// nested ad's (an Advertisement End inside a Placement Opportunity) does not.
         func accepts(_ end: CueSignal) -> Bool {
             guard source == .cue else { return false }
             if end.keys.isEmpty { return true }
-            for key in end.keys {
+            return end.keys.contains { key in
                 switch key {
                 case .dateRange, .spliceEvent:
-                    if ownerKeys.contains(key) { return true }
+                    return ownerKeys.contains(key)
                 case .segmentation(let type, _):
-                    let pairs = ownerKeys.contains {
+                    return ownerKeys.contains {
                         if case .segmentation(let start, _) = $0 { return start &+ 1 == type }
                         return false
                     }
-                    if pairs { return true }
                 case .segmentationEvent:
-                    continue
+                    return false
                 }
             }
-            let families = Set(ownerKeys.map(\.family))
-            return !end.keys.contains { families.contains($0.family) }
         }
     }
 
