@@ -60,12 +60,13 @@ extension AdRuleSet {
         func issue(_ path: String, _ message: String) { issues.append(RuleSetIssue(path: path, message)) }
         let badID = "must be a non-empty id without quotes or control characters"
         var podIDs: Set<String> = []
+        let longestCap = pods.compactMap(\.cap?.period).filter(Self.isValidCapPeriod).max()
         for (index, pod) in pods.enumerated() {
             let path = "pods[\(index)]"
             if !Self.isQuotable(pod.id) { issue(path + ".id", badID) }
             if !podIDs.insert(pod.id).inserted { issue(path + ".id", "duplicate pod id \(pod.id.debugDescription)") }
             if pod.weight < 1 { issue(path + ".weight", "must be at least 1") }
-            if let cap = pod.cap { Self.check(cap, longest: longestCapPeriod, path: path + ".cap", into: &issues) }
+            if let cap = pod.cap { Self.check(cap, longest: longestCap, path: path + ".cap", into: &issues) }
             for (number, ad) in pod.ads.enumerated() {
                 let adPath = "\(path).ads[\(number)]"
                 if !Self.isQuotable(ad.id) { issue(adPath + ".id", badID) }
@@ -103,7 +104,7 @@ extension AdRuleSet {
             issues.append(RuleSetIssue(path: path + ".count", "must be at least 1 (remove the pod from the rules to never show it)"))
         }
         let period = cap.period
-        if period.microseconds <= 0 || period.microseconds % 1_000_000 != 0 || period > FrequencyCap.longestPeriod {
+        if !isValidCapPeriod(period) {
             issues.append(
                 RuleSetIssue(
                     path: path + ".per",
@@ -116,6 +117,10 @@ extension AdRuleSet {
                     "\(period.microseconds / 1_000_000) s does not divide the longest cap period \(longest.microseconds / 1_000_000) s; cap periods must nest (e.g. 600, 1800, 3600)"
                 ))
         }
+    }
+
+    private static func isValidCapPeriod(_ period: HLSDuration) -> Bool {
+        period.microseconds > 0 && period.microseconds % 1_000_000 == 0 && period <= FrequencyCap.longestPeriod
     }
 
     /// Why `key` cannot be a targeting key, `nil` when it can.

@@ -47,10 +47,10 @@ public struct AdRuleSet: Sendable, Hashable {
     ///
     /// A decision under caps counts the session's shows in the earlier breaks of the period of this
     /// length that contains the break (see ``SessionDecisions``). So a channel keeps in its
-    /// ``BreakLog`` every break that started within this long before the newest one — taking the
-    /// longest over the current rule set and every version its retained breaks pin — and the rule sets
-    /// those breaks pin. Render cost grows with the breaks of one such period, never with the
-    /// channel's history.
+    /// ``BreakLog`` every break that started within this long before the start of the oldest break
+    /// its windows still show — taking the longest over the current rule set and every version its
+    /// retained breaks pin — and the rule sets those breaks pin. Render cost grows with the breaks of
+    /// one such period, never with the channel's history.
     public var longestCapPeriod: HLSDuration? { pods.compactMap(\.cap?.period).max() }
 }
 
