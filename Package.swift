@@ -47,6 +47,7 @@ let package = Package(
             dependencies: [
                 "HeadwaterHLS",
                 "HeadwaterSCTE35",
+                "HeadwaterStitching",
                 "HeadwaterMedia",
                 "CHeadwaterZlib",
                 .product(name: "NIOCore", package: "swift-nio"),

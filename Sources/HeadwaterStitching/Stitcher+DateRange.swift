@@ -4,7 +4,9 @@ extension Stitcher {
     /// Adds the break and ad `EXT-X-DATERANGE`s that cover the listed segments: on the segment where
     /// each starts, or on the head when it started before the window. A range stays while it covers
     /// a listed segment or ends after the head's date (C12: never removed while a date in it maps to
-    /// the playlist), computed with the same millisecond arithmetic a client uses.
+    /// the playlist), computed with the same millisecond arithmetic a client uses. An ad's range
+    /// carries `X-AD-ID`, `X-CREATIVE-ID` and the creative's `X-TRACKING-…` URLs
+    /// (``trackingAttributes(_:sessionID:breakID:adID:)``).
     static func decorate(
         _ output: inout MediaPlaylist, contentFirst: UInt64, log: BreakLog, plans: inout BreakPlans,
         options: StitchOptions
@@ -35,7 +37,8 @@ extension Stitcher {
             let breakCovers = adBreak.end.map { $0.mediaSequence > first || $0.date > headDate } ?? true
             if breakCovers { place(breakDateRange(adBreak, options: options), startingAt: adBreak.startMediaSequence) }
 
-            guard let layout = try plans.plan(index).layout else { continue }
+            let plan = try plans.plan(index)
+            guard let layout = plan.layout else { continue }
             let slotCount = adBreak.slotCount
             for (number, placed) in layout.ads.enumerated() {
                 if let slotCount, placed.firstSlot >= slotCount { break }  // cut before it began
@@ -51,21 +54,41 @@ extension Stitcher {
                 // Written while it covers a listed segment or its end (as a client computes it) is
                 // after the head's date.
                 guard lastShown >= first || duration.map({ startDate.adding($0) > headDate }) ?? true else { continue }
+                var attributes = [
+                    Attribute("X-AD-ID", .quoted(placed.ad.id)),
+                    Attribute("X-CREATIVE-ID", .quoted(placed.ad.creativeID)),
+                ]
+                if let creative = plan.ruleSet?.creatives[placed.ad.creativeID], !creative.tracking.isEmpty {
+                    attributes += trackingAttributes(
+                        creative, sessionID: plans.session.id, breakID: adBreak.id, adID: placed.ad.id)
+                }
                 let range = DateRange(
                     id: "\(adBreak.id)/ad/\(number + 1)",
                     class: options.adClass,
                     startDate: startDate,
                     duration: duration,
                     plannedDuration: placed.duration,
-                    clientAttributes: [
-                        Attribute("X-AD-ID", .quoted(placed.ad.id)),
-                        Attribute("X-CREATIVE-ID", .quoted(placed.ad.creativeID)),
-                    ])
+                    clientAttributes: attributes)
                 place(range, startingAt: start)
             }
         }
         for position in added.indices where !added[position].isEmpty {
             output.segments[position].tags.dateRanges = added[position] + output.segments[position].tags.dateRanges
+        }
+    }
+
+    /// One `X-TRACKING-…` attribute per event the creative has URLs for, in ``TrackingEvent`` order:
+    /// the URLs with their macros expanded, separated by single spaces. Functions of the session, the
+    /// break and the pinned creative only, so the ad's range keeps them on every reload (invariant 6).
+    static func trackingAttributes(_ creative: Creative, sessionID: String, breakID: String, adID: String)
+        -> [Attribute]
+    {
+        TrackingEvent.allCases.compactMap { event in
+            guard let urls = creative.tracking[event], !urls.isEmpty else { return nil }
+            let expanded = urls.map {
+                TrackingEvent.expand($0, sessionID: sessionID, breakID: breakID, adID: adID, creativeID: creative.id)
+            }
+            return Attribute(event.attributeName, .quoted(expanded.joined(separator: " ")))
         }
     }
 

@@ -344,43 +344,41 @@ struct ContentContext: Equatable {
     }
 }
 
-/// The per-break decisions of one render, made once per break that intersects the window.
+/// The per-break decisions of one render, made once per break that intersects the window (and, for
+/// frequency caps, replayed once per cap horizon: ``SessionDecisions``).
 struct BreakPlans {
     struct Plan {
         /// `nil` when the break is not stitched for this session (it started before the session).
         var layout: PodLayout?
         var decision: PodDecision?
+        /// The rule set the break pins, when stitched: its creatives' tracking URLs.
+        var ruleSet: AdRuleSet?
     }
 
-    let log: BreakLog
-    let session: ViewerSession
-    let ruleSets: [UInt64: AdRuleSet]
     let rendition: String
+    private var decisions: SessionDecisions
     private var cache: [Int: Plan] = [:]
     /// The EXT-X-VERSION the creatives of the plans made so far need.
     private(set) var requiredVersion = 1
 
     init(log: BreakLog, session: ViewerSession, ruleSets: [UInt64: AdRuleSet], rendition: String) {
-        self.log = log
-        self.session = session
-        self.ruleSets = ruleSets
         self.rendition = rendition
+        self.decisions = SessionDecisions(log: log, session: session, ruleSets: ruleSets)
     }
+
+    var session: ViewerSession { decisions.session }
 
     mutating func plan(_ index: Int) throws(StitchingError) -> Plan {
         if let plan = cache[index] { return plan }
-        let adBreak = log.breaks[index]
         let plan: Plan
-        if adBreak.startDate < session.startDate {
-            plan = Plan(layout: nil, decision: nil)
-        } else {
-            guard let ruleSet = ruleSets[adBreak.ruleSetVersion] else {
-                throw .missingRuleSet(version: adBreak.ruleSetVersion, breakID: adBreak.id)
-            }
-            let decision = PodChooser.choose(session: session, break: adBreak, ruleSet: ruleSet)
+        if let decision = try decisions.decision(at: index) {
+            // A decision implies the pinned rule set is there.
+            let ruleSet = decisions.ruleSets[decision.ruleSetVersion]!
             let layout = try PodLayout(decision: decision, ruleSet: ruleSet, rendition: rendition)
-            plan = Plan(layout: layout, decision: decision)
+            plan = Plan(layout: layout, decision: decision, ruleSet: ruleSet)
             requiredVersion = max(requiredVersion, layout.requiredVersion)
+        } else {
+            plan = Plan(layout: nil, decision: nil, ruleSet: nil)
         }
         cache[index] = plan
         return plan

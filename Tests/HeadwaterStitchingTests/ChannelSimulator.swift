@@ -313,7 +313,18 @@ struct ChannelSimulator {
         if excess > 0 {
             for name in options.renditions { retained[name] = retained[name]!.removingSegmentsFromHead(excess) }
         }
-        log.removeBreaks(endingBefore: retained[options.renditions[0]]!.effectiveMediaSequence)
+        // Frequency caps count earlier breaks: keep those that started within the longest cap period
+        // of any rule set in use before the oldest break the retained content shows.
+        let first = retained[options.renditions[0]]!.effectiveMediaSequence
+        var keepFrom = first
+        let firstDate = retained[options.renditions[0]]!.programDateTimes().first.flatMap { $0 }
+        if let horizon = ruleSets.values.compactMap(\.longestCapPeriod).max(),
+            let oldest = log.breaks.last(where: { $0.startMediaSequence <= first })?.startDate ?? firstDate
+        {
+            let cutoff = oldest.adding(HLSDuration(microseconds: -horizon.microseconds))
+            if let kept = log.breaks.first(where: { $0.startDate >= cutoff }) { keepFrom = min(first, kept.startMediaSequence) }
+        }
+        log.removeBreaks(endingBefore: keepFrom)
         // Rule sets no break pins any more may go.
         let pinned = Set(log.breaks.map(\.ruleSetVersion))
         ruleSets = ruleSets.filter { $0.key == version || pinned.contains($0.key) }
@@ -343,10 +354,18 @@ enum RuleSetGenerator {
                         CreativeSegment(uri: "\(base)/\(index).\(options.fragmentedMP4 ? "m4s" : "ts")", duration: duration)
                     })
             }
-            return Creative(id: id, renditions: renditions)
+            var tracking: [TrackingEvent: [String]] = [:]
+            if random.chance(0.3) {
+                tracking[.impression] = ["https://t.example/i?s={session}&b={break}&ad={ad}&c={creative}"]
+                tracking[.complete] = ["https://t.example/c/{session}/{break}", "https://u.example/c"]
+            }
+            return Creative(id: id, renditions: renditions, tracking: tracking)
         }
         let creatives = (0..<random.int(2...5)).map { creative("ad\($0)", segments: random.int(1...6)) }
         let slate = creative("slate", segments: random.int(1...3))
+        // Frequency caps (periods of a few breaks, nested), UTC hours and header conditions, now and then.
+        let longestCap = Int64(options.targetDuration * random.pick([4, 8]))
+        let capped = random.chance(0.5)
         let pods = (0..<random.int(1...4)).map { number in
             Pod(
                 id: "pod\(number)",
@@ -354,9 +373,17 @@ enum RuleSetGenerator {
                     let chosen = random.pick(creatives)
                     return Pod.Ad(id: "pod\(number)-ad\(index)", creativeID: chosen.id)
                 },
-                weight: random.int(1...3))
+                weight: random.int(1...3),
+                cap: capped && random.chance(0.6)
+                    ? FrequencyCap(count: random.int(1...2), per: .seconds(longestCap / Int64(random.pick([1, 2])))) : nil)
         }
-        var rules = [AdRule(id: "tv", conditions: ["device": ["tv"]], podIDs: pods.prefix(2).map(\.id))]
+        var tv = AdRule(id: "tv", conditions: ["device": ["tv"]], podIDs: pods.prefix(2).map(\.id))
+        if random.chance(0.3) {
+            let start = random.int(0...23)
+            tv.hours = [HourRange(start: start, end: (start + random.int(0...22)) % 24 + 1)]
+        }
+        if random.chance(0.3) { tv.conditions["header.user-agent"] = ["*TV*"] }
+        var rules = [tv]
         if random.chance(0.8) { rules.append(AdRule(id: "everyone", podIDs: pods.map(\.id))) }
         return AdRuleSet(version: version, creatives: creatives, slate: slate, pods: pods, rules: rules)
     }

@@ -7,7 +7,9 @@ struct PodChooserTests {
     static let ruleSet = GoldenChannel.ruleSet
 
     static func choose(_ session: String, _ breakID: String = "b", targeting: [String: String] = ["device": "tv"], ruleSet: AdRuleSet = ruleSet, planned: HLSDuration = .seconds(60)) -> PodDecision {
-        PodChooser.choose(sessionID: session, targeting: targeting, breakID: breakID, plannedDuration: planned, ruleSet: ruleSet)
+        PodChooser.choose(
+            sessionID: session, targeting: targeting, breakID: breakID, startDate: GoldenChannel.firstDate,
+            plannedDuration: planned, ruleSet: ruleSet)
     }
 
     @Test("the first matching rule gives the eligible pods; no match means slate only")

@@ -104,9 +104,9 @@ struct InvariantRun {
             channel.step()
             if viewers.count < 3, step % 9 == 0 || random.chance(0.04) {
                 let device = random.pick(["tv", "phone", "tv", ""])
-                let session = ViewerSession(
-                    id: "s\(seed)-\(viewers.count)", startDate: channel.now,
-                    targeting: device.isEmpty ? [:] : ["device": device])
+                var targeting = device.isEmpty ? [:] : ["device": device]
+                if random.chance(0.5) { targeting["header.user-agent"] = random.pick(["SmartTV/2.1", "Mozilla/5.0"]) }
+                let session = ViewerSession(id: "s\(seed)-\(viewers.count)", startDate: channel.now, targeting: targeting)
                 viewers.append(Viewer(session: session, joinedMidBreak: channel.isInBreak))
                 if channel.isInBreak { sessionsJoinedMidBreak += 1 }
             }
