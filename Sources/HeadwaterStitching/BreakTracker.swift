@@ -178,7 +178,7 @@ public struct BreakTracker: Sendable, Hashable {
 
         // Sort the signals: due now, or later.
         var dueEnds: [CueSignal] = []
-        var laterEnds: [CueSignal] = []
+        var laterEnds: [(end: CueSignal, date: ProgramDateTime)] = []
         var dueStarts: [CueSignal] = []
         var fired: [CueSignal] = []
         for signal in signals {
@@ -186,7 +186,7 @@ public struct BreakTracker: Sendable, Hashable {
             case .cancel:
                 continue
             case .end:
-                if let at = signal.date, let latest, at > latest { laterEnds.append(signal) } else { dueEnds.append(signal) }
+                if let at = signal.date, let latest, at > latest { laterEnds.append((signal, at)) } else { dueEnds.append(signal) }
             case .start:
                 if signal.repeatsOnContinuation, cues.isContinuation {
                     continue  // a break in progress, joined in the middle: content
@@ -264,12 +264,12 @@ public struct BreakTracker: Sendable, Hashable {
         }
 
         // 4. Ends announced ahead: the open break's, or a waiting start's.
-        for end in laterEnds {
+        for (end, at) in laterEnds {
             if var open, open.accepts(end) {
-                open.end = ScheduledEnd(date: end.date!, cue: end.cue)
+                open.end = ScheduledEnd(date: at, cue: end.cue)
                 self.open = open
             } else if let index = pending.firstIndex(where: { !$0.signal.keys.isDisjoint(with: end.keys) }) {
-                pending[index].signal.end = ScheduledEnd(date: end.date!, cue: end.cue)
+                pending[index].signal.end = ScheduledEnd(date: at, cue: end.cue)
             } else {
                 events.append(.ignoredCue(msn: msn, tag: end.tag, reason: "announces the end of no break in progress"))
             }
