@@ -78,8 +78,8 @@ struct SegmentCues {
     /// The segment carries `EXT-X-CUE-OUT-CONT` (or `EXT-X-SCTE35` `CUE-OUT=CONT`): the source is in
     /// the middle of a break.
     var isContinuation = false
-    /// The IDs of the ad date ranges read for the first time (to be remembered once dealt with).
-    var newRanges: [String] = []
+    /// The ad date ranges read for the first time (to be remembered once dealt with).
+    var newRanges: [BreakTracker.RangeIdentity] = []
     var events: [BreakEvent] = []
 }
 
@@ -283,8 +283,9 @@ extension BreakTracker {
             cues.signals.append(CueSignal(action: .end, tag: tag, keys: [key], cue: cue, date: endDate))
             return
         }
-        guard !seenRanges.contains(id), hasOut || hasIn || hasCommand else { return }
-        cues.newRanges.append(id)
+        let identity = RangeIdentity(id: id, startDate: range.startDate)
+        guard !seenRanges.contains(identity), hasOut || hasIn || hasCommand else { return }
+        cues.newRanges.append(identity)
 
         if hasOut {
             guard let (out, outBytes) = section("SCTE35-OUT") else { return }

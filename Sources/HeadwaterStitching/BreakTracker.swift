@@ -47,7 +47,8 @@ public struct BreakTracker: Sendable, Hashable {
     /// segment; a break in progress is not affected.
     public var schedule: BreakSchedule?
     /// The planned duration of a break whose signal states none (a bare `EXT-X-CUE-OUT`, a cue
-    /// without `break_duration`): it ends at the source's return, or when this has elapsed.
+    /// without `break_duration`): it ends at the source's return, or when this has elapsed. A value
+    /// that is not positive means 30 s.
     public var defaultDuration: HLSDuration
     /// The breaks so far: publish it with the content version passed to the last `advance`.
     public private(set) var log = BreakLog()
@@ -73,7 +74,7 @@ public struct BreakTracker: Sendable, Hashable {
     /// An early return waiting for the next new segment.
     private(set) var returnRequested = false
     /// Ad date ranges already dealt with: a packager may write a range again on later segments.
-    private(set) var seenRanges = RecentIDs(capacity: 64)
+    private(set) var seenRanges = RecentRanges(capacity: 64)
 
     /// - Parameters:
     ///   - defaultDuration: see ``defaultDuration``; a value that is not positive is replaced by 30 s.
@@ -177,22 +178,20 @@ public struct BreakTracker: Sendable, Hashable {
 
         // Sort the signals: due now, or later.
         var dueEnds: [CueSignal] = []
-        var laterEnds: [CueSignal] = []
+        var laterEnds: [(end: CueSignal, date: ProgramDateTime)] = []
         var dueStarts: [CueSignal] = []
-        var settled: [CueSignal] = []
+        var fired: [CueSignal] = []
         for signal in signals {
             switch signal.action {
             case .cancel:
                 continue
             case .end:
-                if let at = signal.date, let latest, at > latest { laterEnds.append(signal) } else { dueEnds.append(signal) }
+                if let at = signal.date, let latest, at > latest { laterEnds.append((signal, at)) } else { dueEnds.append(signal) }
             case .start:
                 if signal.repeatsOnContinuation, cues.isContinuation {
-                    settled.append(signal)  // a break in progress, joined in the middle: content
-                    continue
+                    continue  // a break in progress, joined in the middle: content
                 }
                 if cues.hasInvalidCue {
-                    settled.append(signal)
                     events.append(.ignoredCue(msn: msn, tag: signal.tag, reason: "the segment also carries an invalid cue"))
                     continue
                 }
@@ -202,7 +201,6 @@ public struct BreakTracker: Sendable, Hashable {
                         continue
                     }
                     if at <= earliest {
-                        settled.append(signal)
                         events.append(
                             .ignoredCue(
                                 msn: msn, tag: signal.tag,
@@ -215,10 +213,10 @@ public struct BreakTracker: Sendable, Hashable {
         }
         if let date {
             // Starts announced on earlier segments whose date has come go first.
-            let due = pending.filter { date >= $0.date.adding(.zero - tolerance) }
-            if !due.isEmpty {
+            fired = pending.filter { date >= $0.date.adding(.zero - tolerance) }.map(\.signal)
+            if !fired.isEmpty {
                 pending.removeAll { date >= $0.date.adding(.zero - tolerance) }
-                dueStarts = due.map(\.signal) + dueStarts
+                dueStarts = fired + dueStarts
             }
         }
 
@@ -266,23 +264,23 @@ public struct BreakTracker: Sendable, Hashable {
         }
 
         // 4. Ends announced ahead: the open break's, or a waiting start's.
-        for end in laterEnds {
-            settled.append(end)
+        for (end, at) in laterEnds {
             if var open, open.accepts(end) {
-                open.end = ScheduledEnd(date: end.date!, cue: end.cue)
+                open.end = ScheduledEnd(date: at, cue: end.cue)
                 self.open = open
             } else if let index = pending.firstIndex(where: { !$0.signal.keys.isDisjoint(with: end.keys) }) {
-                pending[index].signal.end = ScheduledEnd(date: end.date!, cue: end.cue)
+                pending[index].signal.end = ScheduledEnd(date: at, cue: end.cue)
             } else {
                 events.append(.ignoredCue(msn: msn, tag: end.tag, reason: "announces the end of no break in progress"))
             }
         }
 
-        // Remember the ad date ranges dealt with, so that a repeat is not a new break.
+        // Remember the ad date ranges dealt with, so that a repeat is not a new break; those still
+        // waiting are remembered when their start comes.
         let waiting = Set(pending.flatMap(\.signal.dateRangeIDs))
-        for id in cues.newRanges where !waiting.contains(id) { seenRanges.insert(id) }
-        for signal in dueStarts + dueEnds + settled {
-            for id in signal.dateRangeIDs where !waiting.contains(id) { seenRanges.insert(id) }
+        for range in cues.newRanges where !waiting.contains(range.id) { seenRanges.insert(range) }
+        for signal in fired {
+            for id in signal.dateRangeIDs { seenRanges.insert(RangeIdentity(id: id, startDate: signal.date)) }
         }
     }
 
@@ -413,7 +411,7 @@ public struct BreakTracker: Sendable, Hashable {
         guard !fresh.isEmpty else { return }
         let rank = fresh.map(\.rank).max()!
         let ordered = fresh.filter { $0.rank == rank } + fresh.filter { $0.rank != rank }
-        let planned = ordered.lazy.compactMap(\.plannedDuration).first ?? defaultDuration
+        let planned = ordered.lazy.compactMap(\.plannedDuration).first ?? (defaultDuration > .zero ? defaultDuration : .seconds(30))
         let eventID = ordered.lazy.compactMap(\.eventID).first
         let millis = date.map { String($0.millisecondsSinceEpoch) } ?? "?"
         let base = eventID.map { "scte-\($0)-\(millis)" } ?? "cue-\(millis)"
@@ -513,19 +511,34 @@ extension BreakTracker {
         var duration: HLSDuration
     }
 
-    /// The last `capacity` ids inserted.
-    struct RecentIDs: Sendable, Hashable {
+    /// A date range: its ID, and its START-DATE, as encoders that derive IDs from reused event ids
+    /// give a later range the ID of an earlier one.
+    struct RangeIdentity: Sendable, Hashable {
+        var id: String
+        var startDate: ProgramDateTime?
+
+        /// The same range, as far as the tags tell: a later tag of one range repeats its START-DATE
+        /// or omits it (D2, D8).
+        func matches(_ other: RangeIdentity) -> Bool {
+            guard id == other.id else { return false }
+            guard let start = startDate, let otherStart = other.startDate else { return true }
+            return start.millisecondsSinceEpoch == otherStart.millisecondsSinceEpoch
+        }
+    }
+
+    /// The last `capacity` ranges inserted.
+    struct RecentRanges: Sendable, Hashable {
         let capacity: Int
-        private(set) var ids: [String] = []
+        private(set) var ranges: [RangeIdentity] = []
 
         init(capacity: Int) { self.capacity = capacity }
 
-        func contains(_ id: String) -> Bool { ids.contains(id) }
+        func contains(_ range: RangeIdentity) -> Bool { ranges.contains { $0.matches(range) } }
 
-        mutating func insert(_ id: String) {
-            guard !ids.contains(id) else { return }
-            ids.append(id)
-            if ids.count > capacity { ids.removeFirst(ids.count - capacity) }
+        mutating func insert(_ range: RangeIdentity) {
+            guard !ranges.contains(range) else { return }
+            ranges.append(range)
+            if ranges.count > capacity { ranges.removeFirst(ranges.count - capacity) }
         }
     }
 }

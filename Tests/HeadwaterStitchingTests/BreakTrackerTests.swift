@@ -155,6 +155,21 @@ struct BreakTrackerTests {
         #expect(events.filter(\.isIgnoredCue).isEmpty)
     }
 
+    @Test("a range ID reused with another START-DATE is a new break; a repeat of the same range is not")
+    func reusedRangeID() {
+        var channel = TrackerChannel(count: 20)
+        let out = TestCues.bytes(TestCues.spliceOut(event: 0x6FFF_FFF0, seconds: 4))
+        channel.add(DateRange(id: "splice-6FFFFFF0", startDate: channel.date(of: 1003), plannedDuration: .seconds(4), scte35Out: out), at: 1003)
+        // The packager writes the range again later (same START-DATE): the same, finished break.
+        channel.add(DateRange(id: "splice-6FFFFFF0", startDate: channel.date(of: 1003), plannedDuration: .seconds(4), scte35Out: out), at: 1008)
+        // The encoder reuses the event id, and so the ID, for a later break.
+        channel.add(DateRange(id: "splice-6FFFFFF0", startDate: channel.date(of: 1012), plannedDuration: .seconds(4), scte35Out: out), at: 1012)
+        var tracker = BreakTracker(channel: "news")
+        let events = channel.feed(&tracker, from: 1002)
+        #expect(tracker.shapes.map { [$0.start, $0.end] } == [[1003, 1005], [1012, 1014]])
+        #expect(events.filter(\.isIgnoredCue).isEmpty)
+    }
+
     @Test("a DATERANGE announced ahead starts at the first segment at or after START-DATE",
         arguments: [(0, 1005), (700, 1006), (1_950, 1006), (-80, 1005)] as [(Int64, UInt64)])
     func dateRangeAhead(offsetMilliseconds: Int64, expected: UInt64) {
