@@ -114,6 +114,8 @@ let package = Package(
                 "HeadwaterCore",
                 "HeadwaterHTTP",
                 "HeadwaterPull",
+                "HeadwaterStitching",
+                "HeadwaterTracking",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

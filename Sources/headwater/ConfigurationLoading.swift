@@ -1,5 +1,6 @@
 import Foundation
 import HeadwaterCore
+import HeadwaterStitching
 
 /// The configuration `serve` and `check-config` use: the given file, else `Config/headwater.yaml`,
 /// else the embedded demo configuration (so the README's run command works from any checkout).
@@ -20,6 +21,34 @@ enum ConfigurationLoading {
               package: Public/demo/master.m3u8
             window: 30
             stall: slate
+            ads:
+              schedule: {every: 60, duration: 20}
+        """
+    static let embeddedFile = "<embedded demo configuration>"
+
+    /// The demo's ad configuration, used with the embedded configuration (a copy of
+    /// `Config/ads.yaml` without tracking URLs; paths relative to the working directory).
+    static let embeddedAds = """
+        creatives:
+          ad1: {package: Public/ads/ad1/master.m3u8}
+          ad2: {package: Public/ads/ad2/master.m3u8}
+          ad3: {package: Public/ads/ad3/master.m3u8}
+          ad4: {package: Public/ads/ad4/master.m3u8}
+        slate: Public/slate/master.m3u8
+        pods:
+          tv-long:  {ads: [ad1, ad2, ad3], weight: 2, cap: {count: 1, per: 10m}}
+          tv-short: {ads: [ad2, ad1]}
+          phone:    {ads: [ad4, ad3]}
+          everyone: {ads: [{creative: ad3, id: house-promo}, ad4]}
+        rules:
+          - id: tv
+            when: {device: [tv, stb]}
+            pods: [tv-long, tv-short]
+          - id: phone
+            when: {device: [phone]}
+            pods: [phone]
+          - id: default
+            pods: [everyone]
         """
 
     /// Loads and validates the configuration and every channel's source (a loop package that does
@@ -40,7 +69,7 @@ enum ConfigurationLoading {
             text = String(decoding: data, as: UTF8.self)
             base = (defaultPath as NSString).deletingLastPathComponent
         } else {
-            file = "<embedded demo configuration>"
+            file = embeddedFile
             text = embedded
             base = ""
         }
@@ -67,8 +96,41 @@ enum ConfigurationLoading {
                 problems.append(.init(file: file, line: nil, keyPath: "server.slate", message: error.description))
             }
         }
+        let ads = loadAds(configuration, packages: packages, file: file, problems: &problems)
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
-        return ChannelSupervisor.Loaded(configuration: configuration, packages: packages, slate: slate, file: file)
+        return ChannelSupervisor.Loaded(configuration: configuration, packages: packages, slate: slate, file: file, ads: ads)
+    }
+
+    /// The ad configuration (`server.ads`, or the embedded demo's), checked against the ladder and
+    /// target duration of every loop channel that stitches; other channels are checked when their
+    /// media arrives.
+    private static func loadAds(
+        _ configuration: HeadwaterConfiguration, packages: [String: LoopPackage], file: String,
+        problems: inout [ConfigurationError.Problem]
+    ) -> AdRuleSet? {
+        let loaded: AdConfiguration
+        do throws(ConfigurationError) {
+            if let path = configuration.server.adsFile {
+                loaded = try AdConfiguration.load(file: path, publicDirectory: configuration.server.publicDirectory, version: 0)
+            } else if file == embeddedFile {
+                loaded = try AdConfiguration.parse(
+                    embeddedAds, file: "<embedded demo ad configuration>", baseDirectory: "",
+                    publicDirectory: configuration.server.publicDirectory, version: 0)
+            } else {
+                return nil
+            }
+        } catch {
+            problems += error.problems
+            return nil
+        }
+        for channel in configuration.channels where channel.ads.stitch {
+            guard let package = packages[channel.name] else { continue }
+            let longest = package.renditions.flatMap { $0.segments.map(\.duration) }.max()
+            problems += loaded.validate(
+                channel: channel.name, renditions: package.renditions.map(\.name), targetDuration: package.targetDuration,
+                maximumSegmentDuration: longest)
+        }
+        return loaded.ruleSet
     }
 
     /// Prints every problem to standard error and exits with EX_CONFIG (78).

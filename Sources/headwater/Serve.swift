@@ -4,6 +4,8 @@ import Foundation
 import HeadwaterCore
 import HeadwaterHTTP
 import HeadwaterPull
+import HeadwaterStitching
+import HeadwaterTracking
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -70,12 +72,22 @@ struct Serve: AsyncParsableCommand {
         let sources = ChannelSources(
             registry: registry, clock: clock, logger: logger, stateDirectory: push.stateDirectory, runTag: push.runTag,
             httpClient: httpClient)
+        // Ad insertion: rule sets, session tokens, beacons; break trackers per channel (AdWiring).
+        let ruleBook = AdRuleBook()
+        let beacons = BeaconDispatcher(httpClient: httpClient, logger: logger)
+        let adClass = StitchOptions().adClass
+        let adInsertion = AdInsertion(
+            registry: registry, ruleBook: ruleBook, signer: AdWiring.signer(configuration: configuration, logger: logger),
+            adminToken: ProcessInfo.processInfo.environment[configuration.server.adminTokenEnvironmentVariable],
+            logger: logger,
+            onStitched: { session, playlist in beacons.fire(session: session, AdTracking.dueBeacons(in: playlist, adClass: adClass)) })
+        let ads = AdWiring(registry: registry, ruleBook: ruleBook, adInsertion: adInsertion, logger: logger)
         // The same file again on SIGHUP (`--config`, else what was found at start).
         let path = config
         let supervisor = ChannelSupervisor(
             loaded: loaded, loader: { () throws(ConfigurationError) in try ConfigurationLoading.load(path: path) },
             push: push, registry: registry, logger: logger, makeSource: sources.make,
-            onReload: { result in OriginMetrics.configReload(result: result) })
+            onReload: { result in OriginMetrics.configReload(result: result) }, applyAds: ads.apply)
         // Every loop channel is live before the first request.
         await supervisor.prepare()  // every channel published before the server listens
 
@@ -86,11 +98,12 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.cors = configuration.server.cors
         let server = OriginServer(
             configuration: serverConfiguration, content: registry, ingest: PushIngestSink(push), logger: logger,
-            accessLogger: Logger(label: OriginServer.accessLogLabel), clock: clock)
+            accessLogger: Logger(label: OriginServer.accessLogLabel), clock: clock,
+            adInsertion: adInsertion)
 
         let notifier = SystemdNotifier()
         let services: [any Service] = [
-            push, supervisor, server, ReloadOnHangup(supervisor: supervisor, notifier: notifier, logger: logger),
+            push, supervisor, server, beacons, ReloadOnHangup(supervisor: supervisor, notifier: notifier, logger: logger),
             SystemdReadiness(server: server, notifier: notifier, logger: logger),
         ]
         let group = ServiceGroup(

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real HLS clients the tests drive (../shared/CLIENTS.md): ffmpeg, Chromium, and hls.js
+# Installs the real HLS clients the tests drive (../shared/CLIENTS.md): ffmpeg, GStreamer, Chromium, and hls.js
 # (from the PyPI wheel of gradio, which ships it as an ES module; fetched at test time, never
 # committed), and systemd's offline tools (systemd-analyze, systemd-sysusers) that check
 # systemd/. Idempotent; run by .ci/run, and by hand before `swift test` on a new machine.
@@ -9,6 +9,8 @@ cd "$(dirname "$0")/../.."
 need=()
 command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
 command -v chromium >/dev/null 2>&1 || need+=(chromium fonts-dejavu-core)
+# GStreamer 1.22 with hlsdemux2 (plugins-bad) and the decoders (libav), for playbin3 playback.
+command -v gst-launch-1.0 >/dev/null 2>&1 || need+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
 # Debian's systemd package, for its offline tools: they work where systemd is not PID 1 (CI containers).
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)

@@ -18,6 +18,58 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         /// `server.slate` (path, optional): a VOD multivariant playlist (`Public/slate/master.m3u8`)
         /// whose segments fill a stalled channel (`stall: slate`), matched to each rendition.
         public var slatePackage: String?
+        /// `server.ads` (path, optional): the ad configuration (`ads.yaml`: creatives, pods, rules).
+        /// Without it, nothing is stitched and `/ssai/…` answers 404.
+        public var adsFile: String?
+        /// `server.session_key_env` (string, default `HEADWATER_SESSION_KEY`): the environment variable
+        /// holding the secret session tokens are signed with. Give every node the same one; without
+        /// it a random key is made per process (sessions then do not survive a restart).
+        public var sessionKeyEnvironmentVariable = "HEADWATER_SESSION_KEY"
+        /// `server.admin_token_env` (string, default `HEADWATER_ADMIN_TOKEN`): the environment variable
+        /// holding the bearer token of `POST /admin/…`. Unset: the admin API answers 403.
+        public var adminTokenEnvironmentVariable = "HEADWATER_ADMIN_TOKEN"
+
+        public init() {}
+    }
+
+    /// A channel's ad settings (`ads`).
+    public struct ChannelAds: Sendable, Hashable {
+        /// `ads.schedule`: operator-scheduled breaks besides the source's own cues.
+        public enum Schedule: Sendable, Hashable {
+            /// `every`, `duration`, `offset` (seconds): a break every `every` seconds, aligned to the
+            /// Unix epoch plus `offset`, so every node and every restart agree on when.
+            case every(seconds: Int, duration: Int, offset: Int)
+            /// `at: ["HH:MM:SS/duration", …]` (UTC): breaks at fixed times of day.
+            case at([(secondsOfDay: Int, duration: Int)])
+
+            public static func == (lhs: Schedule, rhs: Schedule) -> Bool {
+                switch (lhs, rhs) {
+                case (.every(let a, let b, let c), .every(let d, let e, let f)): return a == d && b == e && c == f
+                case (.at(let x), .at(let y)):
+                    return x.count == y.count && zip(x, y).allSatisfy { $0.secondsOfDay == $1.secondsOfDay && $0.duration == $1.duration }
+                default: return false
+                }
+            }
+
+            public func hash(into hasher: inout Hasher) {
+                switch self {
+                case .every(let a, let b, let c): hasher.combine(0); hasher.combine(a); hasher.combine(b); hasher.combine(c)
+                case .at(let times):
+                    hasher.combine(1)
+                    for time in times { hasher.combine(time.secondsOfDay); hasher.combine(time.duration) }
+                }
+            }
+        }
+
+        /// `ads.stitch` (bool, default true): whether `/ssai/{channel}/…` serves this channel.
+        public var stitch = true
+        public var schedule: Schedule?
+        /// `ads.markers` (`daterange` or `cue`, default `daterange`): `cue` also writes
+        /// `EXT-X-CUE-OUT`/`-CONT`/`-IN` in stitched playlists, for tools that read them.
+        public var cueMarkers = false
+        /// `ads.default_duration` (seconds, default 30): a break whose cue states no duration
+        /// (bare `EXT-X-CUE-OUT`) lasts until its CUE-IN or this long.
+        public var defaultDuration = 30
 
         public init() {}
     }
@@ -143,6 +195,8 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         /// `stall` (`slate`, `gap` or `none`; default `slate` when `server.slate` is set, else `gap`):
         /// how the playlist keeps advancing when the source stalls past 1½ target durations.
         public var stall: StallFill
+        /// `ads` (mapping, optional): the channel's ad breaks and stitching.
+        public var ads = ChannelAds()
 
         public init(name: String, source: Source, windowSeconds: Int = 30, stall: StallFill = .gap) {
             self.name = name
@@ -207,7 +261,9 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
 
     private static func parseServer(_ node: Node, reader: inout YAMLReader, baseDirectory: String) -> Server {
         var server = Server()
-        for (key, value, _) in reader.mapping(node, "server", allowed: ["listen", "public", "cors", "state", "slate"]) {
+        for (key, value, _) in reader.mapping(node, "server", allowed: [
+            "listen", "public", "cors", "state", "slate", "ads", "session_key_env", "admin_token_env",
+        ]) {
             let path = "server.\(key)"
             switch key {
             case "listen":
@@ -230,6 +286,19 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
                 if let text = reader.string(value, path) { server.stateDirectory = resolve(text, against: baseDirectory) }
             case "slate":
                 if let text = reader.string(value, path) { server.slatePackage = resolve(text, against: baseDirectory) }
+            case "ads":
+                if let text = reader.string(value, path) { server.adsFile = resolve(text, against: baseDirectory) }
+            case "session_key_env", "admin_token_env":
+                guard let name = reader.string(value, path) else { continue }
+                guard isEnvironmentVariableName(name) else {
+                    reader.fail(value, path, "must name an environment variable (letters, digits and '_', not starting with a digit), got \"\(name)\"")
+                    continue
+                }
+                if key == "session_key_env" {
+                    server.sessionKeyEnvironmentVariable = name
+                } else {
+                    server.adminTokenEnvironmentVariable = name
+                }
             default:
                 break
             }
@@ -245,7 +314,8 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         var window = 30
         var stall: Channel.StallFill?
         var sawSource = false
-        for (key, value, _) in reader.mapping(node, base, allowed: ["source", "window", "stall"]) {
+        var ads = ChannelAds()
+        for (key, value, _) in reader.mapping(node, base, allowed: ["source", "window", "stall", "ads"]) {
             switch key {
             case "source":
                 sawSource = true
@@ -259,6 +329,8 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
                 } else {
                     reader.fail(value, "\(base).stall", "must be slate, gap or none, got \"\(text)\"")
                 }
+            case "ads":
+                ads = parseAds(value, path: "\(base).ads", reader: &reader)
             default:
                 break
             }
@@ -266,7 +338,83 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         if !sawSource { reader.fail(node, "\(base).source", "required: where the channel's media comes from") }
         guard let source else { return nil }
         if stall != nil { explicitStall.insert(name) }
-        return Channel(name: name, source: source, windowSeconds: window, stall: stall ?? .gap)
+        var channel = Channel(name: name, source: source, windowSeconds: window, stall: stall ?? .gap)
+        channel.ads = ads
+        return channel
+    }
+
+    private static func parseAds(_ node: Node, path: String, reader: inout YAMLReader) -> ChannelAds {
+        var ads = ChannelAds()
+        for (key, value, _) in reader.mapping(node, path, allowed: ["stitch", "schedule", "markers", "default_duration"]) {
+            let keyPath = "\(path).\(key)"
+            switch key {
+            case "stitch":
+                if let flag = reader.bool(value, keyPath) { ads.stitch = flag }
+            case "markers":
+                guard let text = reader.string(value, keyPath) else { continue }
+                switch text {
+                case "daterange": ads.cueMarkers = false
+                case "cue": ads.cueMarkers = true
+                default: reader.fail(value, keyPath, "must be daterange or cue, got \"\(text)\"")
+                }
+            case "default_duration":
+                if let seconds = reader.integer(value, keyPath, in: 1...3600) { ads.defaultDuration = seconds }
+            case "schedule":
+                ads.schedule = parseSchedule(value, path: keyPath, reader: &reader)
+            default:
+                break
+            }
+        }
+        return ads
+    }
+
+    private static func parseSchedule(_ node: Node, path: String, reader: inout YAMLReader) -> ChannelAds.Schedule? {
+        let entries = reader.mapping(node, path, allowed: ["every", "duration", "offset", "at"])
+        func entry(_ key: String) -> Node? { entries.first { $0.key == key }?.value }
+        if let at = entry("at") {
+            for key in ["every", "duration", "offset"] where entry(key) != nil {
+                reader.fail(entry(key), "\(path).\(key)", "cannot be combined with at (each time carries its duration)")
+            }
+            guard case .sequence(let sequence) = at, !sequence.isEmpty else {
+                reader.fail(at, "\(path).at", "must be a list of \"HH:MM:SS/seconds\" (UTC start time / duration)")
+                return nil
+            }
+            var times: [(secondsOfDay: Int, duration: Int)] = []
+            for (index, item) in sequence.enumerated() {
+                let itemPath = "\(path).at[\(index)]"
+                guard let text = reader.string(item, itemPath) else { continue }
+                guard let time = parseTimeOfDay(text) else {
+                    reader.fail(item, itemPath, "must be \"HH:MM:SS/seconds\" or \"HH:MM/seconds\" (UTC), got \"\(text)\"")
+                    continue
+                }
+                times.append(time)
+            }
+            return times.isEmpty ? nil : .at(times.sorted { $0.secondsOfDay < $1.secondsOfDay })
+        }
+        guard let everyNode = entry("every"), let durationNode = entry("duration") else {
+            reader.fail(node, path, "needs every and duration (seconds), or at")
+            return nil
+        }
+        guard let every = reader.integer(everyNode, "\(path).every", in: 10...86_400),
+            let duration = reader.integer(durationNode, "\(path).duration", in: 1...3600)
+        else { return nil }
+        guard duration < every else {
+            reader.fail(durationNode, "\(path).duration", "must be shorter than every (\(every) s), or breaks never end")
+            return nil
+        }
+        let offset = entry("offset").flatMap { reader.integer($0, "\(path).offset", in: 0...86_400) } ?? 0
+        return .every(seconds: every, duration: duration, offset: offset)
+    }
+
+    /// `HH:MM[:SS]/seconds` → (seconds of day, duration).
+    static func parseTimeOfDay(_ text: String) -> (secondsOfDay: Int, duration: Int)? {
+        let halves = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard halves.count == 2, let duration = Int(halves[1]), (1...3600).contains(duration) else { return nil }
+        let fields = halves[0].split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+        guard fields.count == 2 || fields.count == 3, fields.allSatisfy({ $0 != nil }) else { return nil }
+        let hours = fields[0]!, minutes = fields[1]!, seconds = fields.count == 3 ? fields[2]! : 0
+        guard (0..<24).contains(hours), (0..<60).contains(minutes), (0..<60).contains(seconds) else { return nil }
+        return (hours * 3600 + minutes * 60 + seconds, duration)
     }
 
     /// The keys each source type takes besides `type`.

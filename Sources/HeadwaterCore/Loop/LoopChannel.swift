@@ -9,14 +9,16 @@ public struct LoopChannel: Sendable {
     /// Media time listed in each playlist, µs.
     public let window: Int64
     private let multivariant: RenderedPlaylist
+    private let multivariantPlaylist: MultivariantPlaylist
 
     public init(name: String, package: LoopPackage, windowSeconds: Int, startedAt: Int64) {
         self.name = name
         self.package = package
         self.timeline = LoopTimeline(durations: package.durations)
         self.window = Int64(windowSeconds) * 1_000_000
+        self.multivariantPlaylist = package.multivariant()
         self.multivariant = PlaylistRendering.render(
-            package.multivariant(), tag: "\(name)-master", version: 1, publishedAt: startedAt / 1_000_000)
+            multivariantPlaylist, tag: "\(name)-master", version: 1, publishedAt: startedAt / 1_000_000)
     }
 
     /// The live media playlist of `rendition` whose newest segment is `last`.
@@ -46,6 +48,7 @@ public struct LoopChannel: Sendable {
         let last = timeline.lastPublished(at: now)
         let publishedAt = (timeline.start(of: last) + timeline.duration(of: last)) / 1_000_000
         var playlists: [String: RenderedPlaylist] = [:]
+        var media: [String: MediaPlaylist] = [:]
         var segments: [String: [String: SegmentFile]] = [:]
         var status = ChannelStatus(
             source: "loop", targetDuration: package.targetDuration, windowSeconds: Int(window / 1_000_000))
@@ -53,6 +56,7 @@ public struct LoopChannel: Sendable {
         for rendition in package.renditions {
             let playlist = mediaPlaylist(for: rendition, last: last)
             status.renditions.append(.init(name: rendition.name, playlist: playlist, lastSegmentAt: lastSegmentAt))
+            media[rendition.name] = playlist
             playlists[rendition.name] = PlaylistRendering.render(
                 playlist, tag: "\(name)-\(rendition.name)", version: last, publishedAt: publishedAt)
             // Listed segments, and those removed up to one window plus a target duration ago, stay
@@ -68,6 +72,7 @@ public struct LoopChannel: Sendable {
         }
         return ChannelSnapshot(
             name: name, state: .live, multivariant: multivariant, mediaPlaylists: playlists, segments: segments,
-            targetDuration: package.targetDuration, status: status)
+            targetDuration: package.targetDuration, status: status,
+            content: ChannelContent(multivariant: multivariantPlaylist, media: media))
     }
 }

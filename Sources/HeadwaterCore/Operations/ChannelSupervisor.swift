@@ -1,3 +1,4 @@
+public import HeadwaterStitching
 public import Logging
 public import ServiceLifecycle
 
@@ -16,14 +17,19 @@ public actor ChannelSupervisor: Service {
         public var slate: SlateLibrary?
         /// The file it came from, for error messages.
         public var file: String
+        /// The ad configuration (`server.ads`), checked against every loop channel's ladder; its
+        /// version is assigned when it is installed in the ``AdRuleBook``.
+        public var ads: AdRuleSet?
 
         public init(
-            configuration: HeadwaterConfiguration, packages: [String: LoopPackage], slate: SlateLibrary?, file: String
+            configuration: HeadwaterConfiguration, packages: [String: LoopPackage], slate: SlateLibrary?, file: String,
+            ads: AdRuleSet? = nil
         ) {
             self.configuration = configuration
             self.packages = packages
             self.slate = slate
             self.file = file
+            self.ads = ads
         }
     }
 
@@ -47,6 +53,9 @@ public actor ChannelSupervisor: Service {
     private let registry: ChannelRegistry
     private let logger: Logger
     private let onReload: @Sendable (OriginMetrics.ConfigReloadResult) -> Void
+    /// Applies a configuration's ad settings (rule set, break schedules) before its channels
+    /// publish: at start, and on every reload that is applied.
+    private let applyAds: @Sendable (Loaded) -> Void
     private var running: [String: Task<Void, Never>] = [:]
     /// Sources made by ``prepare()``, started by ``run()``.
     private var pending: [String: any Service] = [:]
@@ -57,8 +66,10 @@ public actor ChannelSupervisor: Service {
     public init(
         loaded: Loaded, loader: @escaping Loader, push: PushIngest, registry: ChannelRegistry, logger: Logger,
         makeSource: @escaping SourceFactory,
-        onReload: @escaping @Sendable (OriginMetrics.ConfigReloadResult) -> Void = { _ in }
+        onReload: @escaping @Sendable (OriginMetrics.ConfigReloadResult) -> Void = { _ in },
+        applyAds: @escaping @Sendable (Loaded) -> Void = { _ in }
     ) {
+        self.applyAds = applyAds
         self.loaded = loaded
         self.loader = loader
         self.push = push
@@ -81,6 +92,7 @@ public actor ChannelSupervisor: Service {
     public func prepare() {
         guard !prepared else { return }
         prepared = true
+        applyAds(loaded)
         for channel in loaded.configuration.channels {
             // One channel that cannot start (its store cannot be created, say) must not take the
             // others down: it is logged and stays absent (404); the next reload tries it again.
@@ -141,13 +153,16 @@ public actor ChannelSupervisor: Service {
         }
         let kept = Set(next.configuration.channels.map(\.name))
         for name in plan.removed where !kept.contains(name) { registry.remove(name) }
+        applyAds(next)
         do {
             try push.reconfigure(next.configuration, slate: next.slate)
         } catch {
             logger.error("reload: push channels kept their previous configuration: \(error.message)")
         }
         for (name, service) in services.sorted(by: { $0.key < $1.key }) { start(name, service) }
-        let changed = plan.changesChannels || next.slate != loaded.slate
+        let changed =
+            plan.changesChannels || next.slate != loaded.slate || next.ads != loaded.ads
+            || next.configuration.channels.map(\.ads) != loaded.configuration.channels.map(\.ads)
         loaded = next
         reloads.succeeded += 1
         onReload(changed ? .applied : .unchanged)

@@ -267,7 +267,7 @@ public final class OriginMetrics: Sendable {
 
     // MARK: - Registry
 
-    private func counter(_ name: String, labels: [(String, String)], help: String) -> Prometheus.Counter {
+    func counter(_ name: String, labels: [(String, String)], help: String) -> Prometheus.Counter {
         registry.makeCounter(descriptor: Self.descriptor(name, help: help), labels: labels)
     }
 

@@ -32,7 +32,10 @@ public struct ReloadPlan: Sendable, Hashable {
                 plan.added.append(channel)
                 continue
             }
-            if previous == channel {
+            // Ad settings are applied in place (``ChannelSupervisor``'s applyAds): not a source change.
+            var sameAds = channel
+            sameAds.ads = previous.ads
+            if previous == sameAds {
                 plan.unchanged.append(channel.name)
                 continue
             }
@@ -61,6 +64,12 @@ public struct ReloadPlan: Sendable, Hashable {
         if server.0.publicDirectory != server.1.publicDirectory { plan.needsRestart.append("server.public") }
         if server.0.cors != server.1.cors { plan.needsRestart.append("server.cors") }
         if server.0.stateDirectory != server.1.stateDirectory { plan.needsRestart.append("server.state") }
+        if server.0.sessionKeyEnvironmentVariable != server.1.sessionKeyEnvironmentVariable {
+            plan.needsRestart.append("server.session_key_env")
+        }
+        if server.0.adminTokenEnvironmentVariable != server.1.adminTokenEnvironmentVariable {
+            plan.needsRestart.append("server.admin_token_env")
+        }
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
         return plan
     }

@@ -4,8 +4,12 @@ import NIOConcurrencyHelpers
 /// readers copy it out under a short lock and never hold it across work (STYLE.md §8.7).
 public final class ChannelRegistry: OriginContent {
     private let snapshots: NIOLockedValueBox<[String: ChannelSnapshot]>
+    private let breaks: NIOLockedValueBox<[String: ChannelBreaks]>
 
-    public init() { self.snapshots = NIOLockedValueBox([:]) }
+    public init() {
+        self.snapshots = NIOLockedValueBox([:])
+        self.breaks = NIOLockedValueBox([:])
+    }
 
     public func snapshot(of channel: String) -> ChannelSnapshot? {
         snapshots.withLockedValue { $0[channel] }
@@ -13,13 +17,29 @@ public final class ChannelRegistry: OriginContent {
 
     public var channelNames: [String] { snapshots.withLockedValue { $0.keys.sorted() } }
 
-    /// Publishes `snapshot` as the current version of its channel.
+    /// Publishes `snapshot` as the current version of its channel. When the channel stitches ads,
+    /// its break log is first brought up to date with this version and published with it.
     public func publish(_ snapshot: ChannelSnapshot) {
+        var snapshot = snapshot
+        if let content = snapshot.content, let desk = breaks(of: snapshot.name) {
+            snapshot.stitching = desk.advance(with: content)
+        }
         snapshots.withLockedValue { $0[snapshot.name] = snapshot }
+    }
+
+    /// The ad breaks of `channel`, when it stitches ads.
+    public func breaks(of channel: String) -> ChannelBreaks? {
+        breaks.withLockedValue { $0[channel] }
+    }
+
+    /// Makes `channel` stitch ads with `desk` (or stop, with `nil`) from its next published version.
+    public func setBreaks(_ desk: ChannelBreaks?, for channel: String) {
+        breaks.withLockedValue { $0[channel] = desk }
     }
 
     /// Removes a channel (config reload).
     public func remove(_ channel: String) {
         _ = snapshots.withLockedValue { $0.removeValue(forKey: channel) }
+        _ = breaks.withLockedValue { $0.removeValue(forKey: channel) }
     }
 }

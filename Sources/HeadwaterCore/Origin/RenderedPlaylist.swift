@@ -1,4 +1,5 @@
 public import NIOCore
+import HeadwaterStitching
 
 /// One version of a playlist as it goes on the wire: the bytes, their gzip form, and the validators
 /// and cache lifetime. Rendered and compressed once per version by the channel's publisher, then
@@ -77,11 +78,20 @@ public struct ChannelSnapshot: Sendable {
     public var targetDuration: Int
     /// What the status page and `/api/status` show of this version.
     public var status: ChannelStatus
+    /// The playlists behind ``multivariant`` and ``mediaPlaylists`` as values, for per-viewer
+    /// stitching (`/ssai/…`); `nil` for a source that does not provide them.
+    public var content: ChannelContent?
+    /// What per-viewer stitching needs of this version, when the channel stitches ads: set by
+    /// ``ChannelRegistry/publish(_:)`` from this very version (``BreakLog``'s contract), so a
+    /// stitched playlist rendered from one snapshot is always consistent.
+    public var stitching: StitchingInput?
 
     public init(
         name: String, state: State, multivariant: RenderedPlaylist?, mediaPlaylists: [String: RenderedPlaylist],
-        segments: [String: [String: SegmentFile]], targetDuration: Int, status: ChannelStatus? = nil
+        segments: [String: [String: SegmentFile]], targetDuration: Int, status: ChannelStatus? = nil,
+        content: ChannelContent? = nil
     ) {
+        self.content = content
         self.name = name
         self.state = state
         self.multivariant = multivariant

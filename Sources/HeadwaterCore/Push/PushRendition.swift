@@ -103,7 +103,7 @@ struct PushRendition: Sendable {
     /// The next slate segment to list.
     var slateIndex = 0
     /// Rendered once per version (the last MSN; listing only ever appends).
-    var rendered: (lastMSN: UInt64, playlist: RenderedPlaylist)?
+    var rendered: (lastMSN: UInt64, playlist: RenderedPlaylist, model: MediaPlaylist)?
 
     init(name: String, playlistPath: String, targetDuration: Int, epoch: Int, numbering: ChannelNumbering.Epoch) {
         self.name = name

@@ -18,24 +18,28 @@ extension PushWindow {
     /// only when it changed since the previous snapshot.
     public mutating func snapshot(now: Int64) -> ChannelSnapshot {
         var playlists: [String: RenderedPlaylist] = [:]
+        var media: [String: MediaPlaylist] = [:]
         var segments: [String: [String: SegmentFile]] = [:]
         for name in liveRenditions {
             guard let last = renditions[name]!.lastMSN else { continue }
             if renditions[name]!.rendered?.lastMSN != last {
+                let model = mediaPlaylist(rendition: name)!
                 let rendered = PlaylistRendering.render(
-                    mediaPlaylist(rendition: name)!, tag: "\(configuration.channel)-\(name)-\(configuration.runTag)",
+                    model, tag: "\(configuration.channel)-\(name)-\(configuration.runTag)",
                     version: last,
                     publishedAt: now / 1_000_000)
-                renditions[name]!.rendered = (last, rendered)
+                renditions[name]!.rendered = (last, rendered, model)
             }
             playlists[name] = renditions[name]!.rendered!.playlist
+            media[name] = renditions[name]!.rendered!.model
             segments[name] = renditions[name]!.fetchable
         }
         if !playlists.isEmpty { updateMultivariant(now: now) }
         return ChannelSnapshot(
             name: configuration.channel, state: playlists.isEmpty ? .starting : degradation.map { .degraded(reason: $0) } ?? .live,
             multivariant: playlists.isEmpty ? nil : multivariant.rendered, mediaPlaylists: playlists,
-            segments: segments, targetDuration: configuration.targetDuration, status: status())
+            segments: segments, targetDuration: configuration.targetDuration, status: status(),
+            content: playlists.isEmpty ? nil : ChannelContent(multivariant: multivariant.playlist, media: media))
     }
 
     /// What the status page shows: every rendition's window (also those not served yet).

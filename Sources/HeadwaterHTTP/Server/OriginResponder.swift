@@ -18,6 +18,8 @@ struct OriginResponder {
     let metrics: OriginMetrics
     /// For live-edge ages (`/healthz`, `/readyz`, `/metrics`).
     let clock: any WallClock
+    /// Sessions, stitched playlists and "cue now"; `nil` when no ad configuration is loaded.
+    var adInsertion: AdInsertion? = nil
 
     /// The response to `method` on `route` (pass `GET` for `HEAD`; the handler drops the body).
     /// A method the route does not take gets 405 with `Allow`; `OPTIONS` gets 204 (and CORS).
@@ -48,6 +50,12 @@ struct OriginResponder {
             return mediaPlaylist(channel: channel, rendition: rendition, headers: headers)
         case .segment(let channel, let rendition, let name):
             return segment(channel: channel, rendition: rendition, name: name, headers: headers)
+        case .sessionMultivariantPlaylist(let channel, let query):
+            return sessionPlaylist(channel: channel, query: query, headers: headers)
+        case .stitchedPlaylist(let channel, let rendition, let session):
+            return stitchedPlaylist(channel: channel, rendition: rendition, session: session, headers: headers)
+        case .adminBreaks(let channel, let duration):
+            return adminBreak(channel: channel, duration: duration, headers: headers)
         case .health:
             return health(readiness: false)
         case .readiness:

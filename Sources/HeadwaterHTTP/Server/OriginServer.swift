@@ -42,6 +42,8 @@ public final class OriginServer: Service {
     private let statusAPI: StatusAPI
     private let accessLogger: Logger
     private let clock: any WallClock
+    /// Sessions, stitched playlists and "cue now" (`/ssai/…`, `/admin/…`); `nil` without ads.
+    private let adInsertion: AdInsertion?
     private let listening = Mutex(Listening.pending([]))
 
     /// The label the executable gives the access logger, so operators can route access lines
@@ -59,8 +61,10 @@ public final class OriginServer: Service {
         ingest: (any IngestSink)?,
         logger: Logger,
         accessLogger: Logger? = nil,
-        clock: any WallClock = SystemWallClock()
+        clock: any WallClock = SystemWallClock(),
+        adInsertion: AdInsertion? = nil
     ) {
+        self.adInsertion = adInsertion
         self.configuration = configuration
         self.content = content
         self.ingest = ingest
@@ -193,7 +197,8 @@ public final class OriginServer: Service {
                 logger: logger,
                 statusAPI: statusAPI,
                 metrics: configuration.metrics,
-                clock: clock
+                clock: clock,
+                adInsertion: adInsertion
             ),
             ingest: ingest,
             maxIngestBodyBytes: configuration.maxIngestBodyBytes,

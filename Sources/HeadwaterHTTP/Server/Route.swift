@@ -8,6 +8,9 @@ public import NIOHTTP1
 /// | `/live/{channel}/master.m3u8` | ``multivariantPlaylist(channel:)`` |
 /// | `/live/{channel}/{rendition}.m3u8` | ``mediaPlaylist(channel:rendition:)`` |
 /// | `/live/{channel}/{rendition}/{segment}` | ``segment(channel:rendition:name:)`` |
+/// | `/ssai/{channel}/master.m3u8?{targeting}` | ``sessionMultivariantPlaylist(channel:query:)`` |
+/// | `/ssai/{channel}/{rendition}.m3u8?session=…` | ``stitchedPlaylist(channel:rendition:session:)`` |
+/// | `/admin/channels/{channel}/breaks?duration=…` | ``adminBreaks(channel:duration:)`` (`POST`) |
 /// | `/healthz` | ``health`` |
 /// | `/api/status` | ``status`` |
 /// | `/readyz` | ``readiness`` |
@@ -22,6 +25,13 @@ public enum Route: Sendable, Hashable {
     case multivariantPlaylist(channel: String)
     case mediaPlaylist(channel: String, rendition: String)
     case segment(channel: String, rendition: String, name: String)
+    /// Starts a viewer session: the multivariant playlist with signed session URIs. `query` is the
+    /// targeting (`device=tv`, …).
+    case sessionMultivariantPlaylist(channel: String, query: [RequestTarget.QueryItem])
+    /// A session's stitched media playlist; `session` is the token (`nil` when missing).
+    case stitchedPlaylist(channel: String, rendition: String, session: String?)
+    /// "Cue now": `POST` starts an ad break of `duration` seconds (`nil`: the channel's default).
+    case adminBreaks(channel: String, duration: String?)
     case health
     /// The status page's JSON (`/api/status`).
     case status
@@ -63,6 +73,12 @@ public enum Route: Sendable, Hashable {
             self = Self.live(s)
             if case .multivariantPlaylist = self { try Self.validatePlaylistQuery(target.query) }
             if case .mediaPlaylist = self { try Self.validatePlaylistQuery(target.query) }
+        case "ssai":
+            self = Self.ssai(s, query: target.query)
+        case "admin" where s.count == 4 && s[1] == "channels" && s[3] == "breaks" && !s[2].isEmpty:
+            self = .adminBreaks(channel: s[2], duration: target.query.first("duration"))
+        case "admin":
+            self = .notFound
         case "healthz" where s.count == 1:
             self = .health
         case "api" where s == ["api", "status"]:
@@ -100,6 +116,14 @@ public enum Route: Sendable, Hashable {
         }
     }
 
+    private static func ssai(_ s: [String], query: RequestTarget.Query) -> Route {
+        guard s.count == 3, !s[1].isEmpty, s[2].hasSuffix(".m3u8") else { return .notFound }
+        if s[2] == "master.m3u8" { return .sessionMultivariantPlaylist(channel: s[1], query: query.items) }
+        let rendition = String(s[2].dropLast(5))
+        return rendition.isEmpty
+            ? .notFound : .stitchedPlaylist(channel: s[1], rendition: rendition, session: query.first("session"))
+    }
+
     /// LL-HLS delivery directives (RFC 8216bis §6.2.5). Headwater does not block or send delta
     /// updates yet (its playlists advertise neither), so well-formed directives are ignored and
     /// the full playlist is served; malformed ones are a client bug worth a 400.
@@ -122,6 +146,8 @@ public enum Route: Sendable, Hashable {
         switch self {
         case .ingest: [.PUT, .POST, .DELETE, .OPTIONS]
         case .server: [.OPTIONS]
+        case .adminBreaks: [.POST, .OPTIONS]
+        case .sessionMultivariantPlaylist, .stitchedPlaylist: [.GET, .HEAD, .OPTIONS]
         case .multivariantPlaylist, .mediaPlaylist, .segment, .health, .readiness, .metrics, .status, .staticFile, .notFound:
             [.GET, .HEAD, .OPTIONS]
         }
@@ -133,6 +159,9 @@ public enum Route: Sendable, Hashable {
         case .multivariantPlaylist: "/live/{channel}/master.m3u8"
         case .mediaPlaylist: "/live/{channel}/{rendition}.m3u8"
         case .segment: "/live/{channel}/{rendition}/{segment}"
+        case .sessionMultivariantPlaylist: "/ssai/{channel}/master.m3u8"
+        case .stitchedPlaylist: "/ssai/{channel}/{rendition}.m3u8"
+        case .adminBreaks: "/admin/channels/{channel}/breaks"
         case .health: "/healthz"
         case .status: "/api/status"
         case .readiness: "/readyz"

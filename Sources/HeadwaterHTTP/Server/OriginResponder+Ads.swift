@@ -1,0 +1,98 @@
+import HeadwaterCore
+import NIOCore
+import NIOHTTP1
+
+/// `/ssai/…` and `/admin/…`: per-viewer playlists, rendered per request and never shared by a cache
+/// (`private, no-store`), and "cue now".
+extension OriginResponder {
+    func sessionPlaylist(channel: String, query: [RequestTarget.QueryItem], headers: HTTPHeaders) -> OriginResponse {
+        guard let adInsertion else { return adsDisabled() }
+        let result = adInsertion.startSession(
+            channel: channel, query: query.map { ($0.name, $0.value) }, headers: headers.map { ($0.name, $0.value) },
+            now: clock.now() / 1000)
+        return personalized(result, headers: headers)
+    }
+
+    func stitchedPlaylist(channel: String, rendition: String, session: String?, headers: HTTPHeaders) -> OriginResponse {
+        guard let adInsertion else { return adsDisabled() }
+        let result = adInsertion.stitchedPlaylist(channel: channel, rendition: rendition, token: session, now: clock.now() / 1000)
+        metrics.stitchedPlaylist(outcome: Self.outcome(result))
+        return personalized(result, headers: headers)
+    }
+
+    /// `POST /admin/channels/{channel}/breaks?duration=30` with `Authorization: Bearer <admin token>`:
+    /// 202 with the break's id; it starts at the channel's next segment.
+    func adminBreak(channel: String, duration: String?, headers: HTTPHeaders) -> OriginResponse {
+        guard let adInsertion else { return adsDisabled() }
+        switch adInsertion.requestBreak(channel: channel, duration: duration, authorization: headers.first(name: "authorization")) {
+        case .success(let id):
+            var extra = HTTPHeaders()
+            extra.add(name: "Content-Type", value: ContentType.json.value)
+            return OriginResponse(
+                status: .accepted, headers: extra,
+                body: .bytes(ByteBuffer(string: #"{"break":"# + JSONString.quoted(id) + "}\n")),
+                cachePolicy: CachePolicy(.health))
+        case .failure(let refusal):
+            var response = Self.refused(refusal, targetDuration: nil)
+            if refusal.kind == .unauthorized { response.headers.add(name: "WWW-Authenticate", value: #"Bearer realm="headwater-admin""#) }
+            return response
+        }
+    }
+
+    private func personalized(_ result: Result<AdInsertion.Playlist, AdInsertion.Refusal>, headers: HTTPHeaders) -> OriginResponse {
+        switch result {
+        case .success(let playlist):
+            var response = OriginResponse(status: .ok, cachePolicy: CachePolicy(.personalizedPlaylist))
+            response.headers.add(name: "Content-Type", value: ContentType.playlist.value)
+            response.headers.add(name: "Vary", value: "Accept-Encoding")
+            response.uncompressedLength = Int64(playlist.bytes.count)
+            if AcceptEncoding.acceptsGzip(headers.joined("accept-encoding")), let gzip = Gzip.compress(playlist.bytes, level: 1) {
+                response.headers.add(name: "Content-Encoding", value: "gzip")
+                response.body = .bytes(ByteBuffer(bytes: gzip))
+            } else {
+                response.body = .bytes(ByteBuffer(bytes: playlist.bytes))
+            }
+            return response
+        case .failure(let refusal):
+            return Self.refused(refusal, targetDuration: nil)
+        }
+    }
+
+    static func refused(_ refusal: AdInsertion.Refusal, targetDuration: Int?) -> OriginResponse {
+        let status: HTTPResponseStatus =
+            switch refusal.kind {
+            case .badRequest: .badRequest
+            case .unauthorized: .unauthorized
+            case .forbidden: .forbidden
+            case .notFound: .notFound
+            case .conflict: .conflict
+            case .unavailable: .serviceUnavailable
+            case .failed: .internalServerError
+            }
+        // A refusal is about this viewer's request: never shared by a cache either.
+        var response = OriginResponse.error(status, refusal.reason, cachePolicy: CachePolicy(.personalizedPlaylist))
+        if refusal.kind == .unavailable { response.headers.add(name: "Retry-After", value: "1") }
+        return response
+    }
+
+    private static func outcome(_ result: Result<AdInsertion.Playlist, AdInsertion.Refusal>) -> String {
+        switch result {
+        case .success: "ok"
+        case .failure(let refusal):
+            switch refusal.kind {
+            case .badRequest: "bad_request"
+            case .unauthorized, .forbidden: "forbidden"
+            case .notFound: "not_found"
+            case .conflict: "conflict"
+            case .unavailable: "unavailable"
+            case .failed: "error"
+            }
+        }
+    }
+
+    private func adsDisabled() -> OriginResponse {
+        .error(
+            .notFound, "ad insertion is not enabled on this server (no ad configuration: server.ads)",
+            cachePolicy: CachePolicy(.error(targetDuration: nil)))
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+
+extension RealClients {
+    /// Real players on a stitched session (`/ssai/demo/master.m3u8?device=tv`, a break every 20 s):
+    /// hls.js (fatal on any media- or discontinuity-sequence mismatch), ffmpeg and GStreamer hlsdemux2.
+    @Suite("Players on stitched playlists", .serialized)
+    struct SSAIPlaybackTests {
+        typealias Serve = ServeCommandTests
+
+        static let page = """
+            <!doctype html>
+            <meta charset="utf-8">
+            <video muted playsinline></video>
+            <script type="module">
+            import { Hls } from "./hls.mjs";
+            const video = document.querySelector("video");
+            const hls = new Hls();
+            let errors = 0, breaks = 0, inAd = false, adFragments = 0, first = null;
+            hls.on(Hls.Events.ERROR, (event, data) => {
+              errors += 1;
+              console.log(`HLS_ERROR ${data.type} ${data.details} fatal=${data.fatal}`);
+            });
+            hls.on(Hls.Events.FRAG_CHANGED, (event, data) => {
+              const ad = data.frag.url.includes("/ads/");
+              if (ad) adFragments += 1;
+              if (ad && !inAd) { breaks += 1; console.log(`AD_START ${data.frag.url} sn=${data.frag.sn} cc=${data.frag.cc}`); }
+              if (!ad && inAd) console.log(`AD_END sn=${data.frag.sn} cc=${data.frag.cc}`);
+              inAd = ad;
+            });
+            hls.loadSource("/ssai/demo/master.m3u8?device=tv");
+            hls.attachMedia(video);
+            video.play().catch((error) => console.log(`PLAY_REJECTED ${error}`));
+            setInterval(() => {
+              if (first === null && video.currentTime > 0) first = video.currentTime;
+              console.log(`TIME ${video.currentTime.toFixed(2)}`);
+            }, 1000);
+            setTimeout(() => {
+              const played = first === null ? 0 : video.currentTime - first;
+              console.log(`DONE errors=${errors} played=${played.toFixed(2)} breaks=${breaks} adFragments=${adFragments}`);
+            }, 62000);
+            </script>
+            """
+
+        @Test("hls.js plays a device=tv session through at least two ad breaks with zero error events")
+        func hlsjsPlaysThroughBreaks() throws {
+            let chromium = try #require(Serve.which("chromium"), "chromium is required: run Tests/tools/install-test-clients.sh")
+            let hlsjs = Serve.repository.appendingPathComponent(".build/test-clients/hls.mjs")
+            try #require(FileManager.default.fileExists(atPath: hlsjs.path), "hls.js is required: run Tests/tools/install-test-clients.sh")
+            let fixture = try SSAIFixture()
+            defer { fixture.remove() }
+            try FileManager.default.copyItem(at: hlsjs, to: fixture.site.appendingPathComponent("hls.mjs"))
+            try Self.page.write(to: fixture.site.appendingPathComponent("player.html"), atomically: true, encoding: .utf8)
+            let (server, port, log) = try Serve.startServer(config: fixture.config.path, environment: SSAIFixture.environment)
+            defer {
+                if server.isRunning { server.terminate() }
+                try? FileManager.default.removeItem(at: log)
+            }
+            let browser = Process()
+            browser.executableURL = URL(fileURLWithPath: chromium)
+            browser.arguments = [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--mute-audio", "--autoplay-policy=no-user-gesture-required",
+                "--user-data-dir=\(fixture.directory.appendingPathComponent("profile").path)", "--enable-logging=stderr", "--v=0",
+                "--no-first-run", "http://127.0.0.1:\(port)/player.html",
+            ]
+            let output = Pipe()
+            browser.standardError = output
+            browser.standardOutput = FileHandle.nullDevice
+            try browser.run()
+            defer { if browser.isRunning { browser.terminate() } }
+            var text = ""
+            let deadline = Date().addingTimeInterval(100)
+            let handle = output.fileHandleForReading
+            while !text.contains("DONE errors="), Date() < deadline {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            browser.terminate()
+            browser.waitUntilExit()
+
+            let console = text.split(separator: "\n").filter { $0.contains("CONSOLE") }
+            let done = try #require(console.first { $0.contains("DONE errors=") }, "page finished: \(console.suffix(5))")
+            #expect(!console.contains { $0.contains("HLS_ERROR") }, "\(console.filter { $0.contains("HLS_ERROR") })")
+            #expect(done.contains("DONE errors=0 "), "\(done)")
+            func field(_ name: String) -> Double {
+                done.split(separator: " ").first { $0.hasPrefix("\(name)=") }.flatMap { Double($0.dropFirst(name.count + 1).prefix { $0 != "\"" && $0 != "," }) } ?? 0
+            }
+            #expect(field("played") >= 50, "seconds played: \(done)")
+            #expect(field("breaks") >= 2, "played through two breaks: \(console.filter { $0.contains("AD_") })")
+            #expect(console.contains { $0.contains("AD_END") }, "returned to content after a break")
+        }
+
+        @Test("ffmpeg reads a stitched session for 30 s, through a break, without errors")
+        func ffmpegReadsStitched() throws {
+            let ffmpeg = try #require(Serve.which("ffmpeg"), "ffmpeg is required (.ci/run installs it)")
+            let fixture = try SSAIFixture(every: 15, duration: 6)
+            defer { fixture.remove() }
+            let (server, port, log) = try Serve.startServer(config: fixture.config.path, environment: SSAIFixture.environment)
+            defer {
+                if server.isRunning { server.terminate() }
+                try? FileManager.default.removeItem(at: log)
+            }
+            let session = try SSAIServeTests.startSession(port: port, query: "device=tv")
+            let (status, text) = try Serve.ffmpegRead(ffmpeg, "http://127.0.0.1:\(port)\(session["v1"]!)", seconds: 30)
+            #expect(status == 0, "ffmpeg exit \(status)")
+            let problems = Serve.playbackProblems(text, seconds: 30)
+            #expect(problems.isEmpty, "\(problems)")
+            #expect(text.contains("/ads/ad1/v1/seg-"), "ffmpeg opened ad segments")
+        }
+
+        @Test("GStreamer hlsdemux2 (playbin3) plays a stitched session in real time through a break")
+        func gstreamerPlaysStitched() throws {
+            let gst = try #require(Serve.which("gst-launch-1.0"), "GStreamer is required: run Tests/tools/install-test-clients.sh")
+            let fixture = try SSAIFixture(every: 15, duration: 6)
+            defer { fixture.remove() }
+            let (server, port, log) = try Serve.startServer(config: fixture.config.path, environment: SSAIFixture.environment)
+            defer {
+                if server.isRunning { server.terminate() }
+                try? FileManager.default.removeItem(at: log)
+            }
+            let url = "http://127.0.0.1:\(port)/ssai/demo/master.m3u8?device=tv"
+            let (player, output) = try Serve.run(gst, [
+                "-q", "playbin3", "uri=\(url)", "video-sink=fakesink sync=true", "audio-sink=fakesink sync=true",
+            ])
+            // Real time: 35 s covers at least two break edges; then stop it (it is a live stream).
+            let started = Date()
+            while player.isRunning, Date().timeIntervalSince(started) < 35 { Thread.sleep(forTimeInterval: 0.5) }
+            let stillPlaying = player.isRunning
+            player.interrupt()
+            player.waitUntilExit()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(stillPlaying, "GStreamer stopped early: \(text.suffix(2000))")
+            let errors = text.split(separator: "\n").filter { $0.contains("ERROR") || $0.contains("error") }
+                .filter { !$0.contains("decreasing timestamp") && !$0.contains("Interrupt") }
+            #expect(errors.isEmpty, "\(errors)")
+            let served = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            #expect(served.contains("GET /ads/ad1/"), "GStreamer fetched ad segments")
+            #expect(!served.contains("\" 404 ") && !served.contains("\" 416 "), "no client errors in the access log")
+        }
+    }
+}
