@@ -47,7 +47,7 @@ struct SSAIFixture {
               ad4:
                 package: \(publicAds)/ad4/master.m3u8
                 url: /ads/ad4/
-            slate: \(repository.path)/Public/slate/master.m3u8
+            slate: {package: \(repository.path)/Public/slate/master.m3u8, url: /slate/}
             pods:
               tv: {ads: [ad1]}
               phone: {ads: [ad3, ad4]}
