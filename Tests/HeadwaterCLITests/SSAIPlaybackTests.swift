@@ -120,16 +120,28 @@ extension RealClients {
                 try? FileManager.default.removeItem(at: log)
             }
             let url = "http://127.0.0.1:\(port)/ssai/demo/master.m3u8?device=tv"
-            let (player, output) = try Serve.run(gst, [
-                "-q", "playbin3", "uri=\(url)", "video-sink=fakesink sync=true", "audio-sink=fakesink sync=true",
-            ])
+            // Its output goes to a file: a pipe read only at the end could fill up and block it.
+            let output = fixture.directory.appendingPathComponent("gst.log")
+            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+            let player = Process()
+            player.executableURL = URL(fileURLWithPath: gst)
+            player.arguments = ["-q", "playbin3", "uri=\(url)", "video-sink=fakesink sync=true", "audio-sink=fakesink sync=true"]
+            let handle = try FileHandle(forWritingTo: output)
+            player.standardOutput = handle
+            player.standardError = handle
+            try player.run()
             // Real time: 35 s covers at least two break edges; then stop it (it is a live stream).
             let started = Date()
             while player.isRunning, Date().timeIntervalSince(started) < 35 { Thread.sleep(forTimeInterval: 0.5) }
             let stillPlaying = player.isRunning
+            // gst-launch handles SIGINT by shutting the pipeline down, which hlsdemux2 can take a
+            // while to do on a live stream: give it 5 s, then kill it.
             player.interrupt()
+            let stopping = Date()
+            while player.isRunning, Date().timeIntervalSince(stopping) < 5 { Thread.sleep(forTimeInterval: 0.2) }
+            if player.isRunning { kill(player.processIdentifier, SIGKILL) }
             player.waitUntilExit()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
             #expect(stillPlaying, "GStreamer stopped early: \(text.suffix(2000))")
             let errors = text.split(separator: "\n").filter { $0.contains("ERROR") || $0.contains("error") }
                 .filter { !$0.contains("decreasing timestamp") && !$0.contains("Interrupt") }
