@@ -178,7 +178,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HeadwaterCoreTests",
-            dependencies: ["HeadwaterCore", "HeadwaterTesting", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "HeadwaterCore", "HeadwaterStitching", "HeadwaterSCTE35", "HeadwaterHLS", "HeadwaterTesting",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
