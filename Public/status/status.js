@@ -373,6 +373,30 @@
       body);
   }
 
+  function breakPanel(channel, generatedAt) {
+    if (!channel.breaks) return null;
+    const breaks = channel.breaks.slice().reverse();
+    const shown = breaks.slice(0, 5);
+    const body = shown.length === 0
+      ? h("p", { class: "calm" }, "No ad break in the channel's recent history.")
+      : h("table", { class: "stalls ad-breaks" },
+        h("thead", {}, h("tr", {},
+          h("th", { scope: "col" }, "Break"), h("th", { scope: "col" }, "Started"), h("th", { scope: "col", class: "num" }, "Planned"),
+          h("th", { scope: "col", class: "num" }, "Lasted"), h("th", { scope: "col", class: "num" }, "MSN"))),
+        h("tbody", {}, shown.map((adBreak) => {
+          const ongoing = adBreak.durationSeconds == null;
+          return h("tr", { class: ongoing ? "ongoing" : "" },
+            h("td", {}, adBreak.id),
+            h("td", {}, clock(adBreak.startedAt)),
+            h("td", { class: "num" }, seconds(adBreak.plannedDurationSeconds, 1)),
+            h("td", { class: "num" }, ongoing ? h("span", { class: "pill" }, "on air") : seconds(adBreak.durationSeconds, 1)),
+            h("td", { class: "num" }, ongoing ? `${adBreak.startMediaSequence}–` : `${adBreak.startMediaSequence}–${adBreak.endMediaSequence - 1}`));
+        })));
+    return h("section", { class: "panel ad-break-history", "aria-label": "Ad breaks" },
+      h("h3", {}, "Ad breaks", breaks.length > shown.length ? h("span", { class: "muted" }, ` · latest ${shown.length} of ${breaks.length}`) : null),
+      body);
+  }
+
   function channelCard(channel, generatedAt, index, width) {
     const status = channel.status;
     const nameId = `channel-${index}-name`;
@@ -415,7 +439,8 @@
     card.append(h("div", { class: "panels" },
       h("section", { class: "panel", "aria-label": "Renditions" }, renditionTable(status, generatedAt)),
       ingestPanel(channel, generatedAt),
-      stallPanel(status, generatedAt)));
+      stallPanel(status, generatedAt),
+      breakPanel(channel, generatedAt)));
     return card;
   }
 

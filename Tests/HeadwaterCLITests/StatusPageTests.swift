@@ -54,6 +54,7 @@ extension RealClients {
             #expect(dom.contains("<span class=\"badge\" title=\"source type\">loop</span>"))
             #expect(dom.contains("<span class=\"value\">2 s</span>"), "target duration")
             #expect(dom.contains("<span class=\"value\">30 s</span>"), "window")
+            #expect(dom.contains("aria-label=\"Ad breaks\""), "the ad-break panel (the demo stitches ads)")
 
             let age = try #require(
                 Self.firstMatch(#"data-stat="live-edge-age">.*?<span class="value">([0-9.]+) s</span>"#, in: dom),

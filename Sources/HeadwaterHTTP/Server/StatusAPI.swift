@@ -4,6 +4,8 @@ import FoundationEssentials
 import Foundation
 #endif
 import HeadwaterCore
+import HeadwaterHLS
+import HeadwaterStitching
 import NIOCore
 import NIOHTTP1
 
@@ -20,7 +22,8 @@ import NIOHTTP1
 /// - `channels[].state`: `starting`, `live` or `degraded` (then `degradedReason` says why);
 /// - `channels[].liveEdgeAgeSeconds`: now − `status.lastSegmentAt`, absent before the first
 ///   segment; clamped at 0 (a source clock slightly ahead is not a negative age);
-/// - `channels[].status`: ``ChannelStatus`` as it encodes (times in µs since the epoch).
+/// - `channels[].status`: ``ChannelStatus`` as it encodes (times in µs since the epoch);
+/// - `channels[].breaks`: the ad breaks in the channel's break log, when it stitches ads.
 ///
 /// Keys are sorted so the output is stable. `Cache-Control: no-store`: it is about the present.
 /// Encoding costs one `JSONEncoder` pass per request, which is fine for a page polling every 2 s;
@@ -51,6 +54,19 @@ struct StatusAPI: Sendable {
             var liveEdgeAgeSeconds: Double?
             /// Absent only for a configured channel that has published nothing at all.
             var status: ChannelStatus?
+            /// The ad breaks the channel's break log still holds (oldest first), when it stitches ads.
+            var breaks: [Break]?
+        }
+
+        /// One ad break; times in µs since the epoch, like ``ChannelStatus``.
+        struct Break: Encodable {
+            var id: String
+            var startMediaSequence: UInt64
+            var startedAt: Int64
+            var plannedDurationSeconds: Double
+            /// Absent while the break is in progress.
+            var endMediaSequence: UInt64?
+            var durationSeconds: Double?
         }
 
         /// ms since the epoch.
@@ -74,6 +90,14 @@ struct StatusAPI: Sendable {
             case .degraded(let reason):
                 channel.state = "degraded"
                 channel.degradedReason = reason
+            }
+            channel.breaks = snapshot.stitching?.breaks.breaks.map { adBreak in
+                Document.Break(
+                    id: adBreak.id, startMediaSequence: adBreak.startMediaSequence,
+                    startedAt: adBreak.startDate.millisecondsSinceEpoch * 1000,
+                    plannedDurationSeconds: Double(adBreak.plannedDuration.microseconds) / 1e6,
+                    endMediaSequence: adBreak.end?.mediaSequence,
+                    durationSeconds: adBreak.actualDuration.map { Double($0.microseconds) / 1e6 })
             }
             if let last = snapshot.status.lastSegmentAt {
                 // Whole milliseconds: enough for a page, and stable output for tests.
