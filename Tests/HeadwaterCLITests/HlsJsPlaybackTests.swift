@@ -71,33 +71,9 @@ extension RealClients {
                 try? FileManager.default.removeItem(at: log)
             }
 
-            let profile = directory.appendingPathComponent("profile")
-            let browser = Process()
-            browser.executableURL = URL(fileURLWithPath: chromium)
-            browser.arguments = [
-                "--headless=new", "--no-sandbox", "--disable-gpu", "--mute-audio", "--autoplay-policy=no-user-gesture-required",
-                "--user-data-dir=\(profile.path)", "--enable-logging=stderr", "--v=0", "--no-first-run",
-                "http://127.0.0.1:\(port)/player.html",
-            ]
-            let output = Pipe()
-            browser.standardError = output
-            browser.standardOutput = FileHandle.nullDevice
-            try browser.run()
-            defer { if browser.isRunning { browser.terminate() } }
-
-            // Read the console until the page reports DONE (or 75 s pass).
-            var text = ""
-            let deadline = Date().addingTimeInterval(75)
-            let handle = output.fileHandleForReading
-            while !text.contains("DONE errors="), Date() < deadline {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
-            browser.terminate()
-            browser.waitUntilExit()
-
-            let console = text.split(separator: "\n").filter { $0.contains("CONSOLE") }
+            let console = try HeadlessChromium.console(
+                chromium: chromium, url: "http://127.0.0.1:\(port)/player.html",
+                profile: directory.appendingPathComponent("profile"), until: "DONE errors=", timeout: 75)
             let done = try #require(console.first { $0.contains("DONE errors=") }, "page finished: \(console.suffix(5))")
             #expect(!console.contains { $0.contains("HLS_ERROR") }, "\(console.filter { $0.contains("HLS_ERROR") })")
             #expect(done.contains("DONE errors=0 "), "\(done)")

@@ -51,35 +51,11 @@ extension RealClients {
             defer { fixture.remove() }
             try FileManager.default.copyItem(at: hlsjs, to: fixture.site.appendingPathComponent("hls.mjs"))
             try Self.page.write(to: fixture.site.appendingPathComponent("player.html"), atomically: true, encoding: .utf8)
-            let (server, port, log) = try Serve.startServer(config: fixture.config.path, environment: SSAIFixture.environment)
-            defer {
-                if server.isRunning { server.terminate() }
-                try? FileManager.default.removeItem(at: log)
+            let console = try Serve.withServer(config: fixture.config.path, environment: SSAIFixture.environment) { port, _ in
+                try HeadlessChromium.console(
+                    chromium: chromium, url: "http://127.0.0.1:\(port)/player.html",
+                    profile: fixture.directory.appendingPathComponent("profile"), until: "DONE errors=", timeout: 100)
             }
-            let browser = Process()
-            browser.executableURL = URL(fileURLWithPath: chromium)
-            browser.arguments = [
-                "--headless=new", "--no-sandbox", "--disable-gpu", "--mute-audio", "--autoplay-policy=no-user-gesture-required",
-                "--user-data-dir=\(fixture.directory.appendingPathComponent("profile").path)", "--enable-logging=stderr", "--v=0",
-                "--no-first-run", "http://127.0.0.1:\(port)/player.html",
-            ]
-            let output = Pipe()
-            browser.standardError = output
-            browser.standardOutput = FileHandle.nullDevice
-            try browser.run()
-            defer { if browser.isRunning { browser.terminate() } }
-            var text = ""
-            let deadline = Date().addingTimeInterval(100)
-            let handle = output.fileHandleForReading
-            while !text.contains("DONE errors="), Date() < deadline {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
-            browser.terminate()
-            browser.waitUntilExit()
-
-            let console = text.split(separator: "\n").filter { $0.contains("CONSOLE") }
             let done = try #require(console.first { $0.contains("DONE errors=") }, "page finished: \(console.suffix(5))")
             #expect(!console.contains { $0.contains("HLS_ERROR") }, "\(console.filter { $0.contains("HLS_ERROR") })")
             #expect(done.contains("DONE errors=0 "), "\(done)")
@@ -96,11 +72,9 @@ extension RealClients {
             let ffmpeg = try #require(Serve.which("ffmpeg"), "ffmpeg is required (.ci/run installs it)")
             let fixture = try SSAIFixture(every: 15, duration: 6)
             defer { fixture.remove() }
-            let (server, port, log) = try Serve.startServer(config: fixture.config.path, environment: SSAIFixture.environment)
-            defer {
-                if server.isRunning { server.terminate() }
-                try? FileManager.default.removeItem(at: log)
-            }
+            let server = try TestServer(config: fixture.config.path, environment: SSAIFixture.environment)
+            defer { server.stop() }
+            let port = server.port
             let session = try SSAIServeTests.startSession(port: port, query: "device=tv")
             let (status, text) = try Serve.ffmpegRead(ffmpeg, "http://127.0.0.1:\(port)\(session["v1"]!)", seconds: 30)
             #expect(status == 0, "ffmpeg exit \(status)")
@@ -114,11 +88,10 @@ extension RealClients {
             let gst = try #require(Serve.which("gst-launch-1.0"), "GStreamer is required: run Tests/tools/install-test-clients.sh")
             let fixture = try SSAIFixture(every: 15, duration: 6)
             defer { fixture.remove() }
-            let (server, port, log) = try Serve.startServer(config: fixture.config.path, environment: SSAIFixture.environment)
-            defer {
-                if server.isRunning { server.terminate() }
-                try? FileManager.default.removeItem(at: log)
-            }
+            let server = try TestServer(config: fixture.config.path, environment: SSAIFixture.environment)
+            defer { server.stop() }
+            let port = server.port
+            let log = server.log
             let url = "http://127.0.0.1:\(port)/ssai/demo/master.m3u8?device=tv"
             // Its output goes to a file: a pipe read only at the end could fill up and block it.
             let output = fixture.directory.appendingPathComponent("gst.log")

@@ -41,11 +41,9 @@ extension RealClients {
         func sessionsGetTheirOwnPods() throws {
             let fixture = try SSAIFixture()
             defer { fixture.remove() }
-            let (server, port, log) = try Serve.startServer(config: fixture.config.path, environment: SSAIFixture.environment)
-            defer {
-                if server.isRunning { server.terminate() }
-                try? FileManager.default.removeItem(at: log)
-            }
+            let server = try TestServer(config: fixture.config.path, environment: SSAIFixture.environment)
+            defer { server.stop() }
+            let port = server.port
             let tv = try Self.startSession(port: port, query: "device=tv")
             let phone = try Self.startSession(port: port, query: "device=phone")
             #expect(Set(tv.keys) == ["v0", "v1", "v2", "audio-alt"], "\(tv)")
@@ -87,11 +85,9 @@ extension RealClients {
         func badSessionsAreRefused() throws {
             let fixture = try SSAIFixture()
             defer { fixture.remove() }
-            let (server, port, log) = try Serve.startServer(config: fixture.config.path, environment: SSAIFixture.environment)
-            defer {
-                if server.isRunning { server.terminate() }
-                try? FileManager.default.removeItem(at: log)
-            }
+            let server = try TestServer(config: fixture.config.path, environment: SSAIFixture.environment)
+            defer { server.stop() }
+            let port = server.port
             let tv = try Self.startSession(port: port, query: "device=tv")
             let path = try #require(tv["v1"])
             #expect(Serve.get(port: port, path: path).hasPrefix("HTTP/1.1 200"))
@@ -114,12 +110,9 @@ extension RealClients {
             #expect(noChannel.hasPrefix("HTTP/1.1 404"), "\(noChannel.prefix(200))")
 
             // A token signed with another key (another deployment) is refused too.
-            let (other, otherPort, otherLog) = try Serve.startServer(
-                config: fixture.config.path, environment: ["HEADWATER_SESSION_KEY": "another-key-another-key-another"])
-            defer {
-                if other.isRunning { other.terminate() }
-                try? FileManager.default.removeItem(at: otherLog)
-            }
+            let other = try TestServer(config: fixture.config.path, environment: ["HEADWATER_SESSION_KEY": "another-key-another-key-another"])
+            defer { other.stop() }
+            let otherPort = other.port
             let foreign = Serve.get(port: otherPort, path: path)
             #expect(foreign.hasPrefix("HTTP/1.1 403"), "\(foreign.prefix(200))")
         }
@@ -128,18 +121,14 @@ extension RealClients {
         func twoProcessesAgree() throws {
             let fixture = try SSAIFixture()
             defer { fixture.remove() }
-            let (first, firstPort, firstLog) = try Serve.startServer(config: fixture.config.path, environment: SSAIFixture.environment)
-            defer {
-                if first.isRunning { first.terminate() }
-                try? FileManager.default.removeItem(at: firstLog)
-            }
+            let first = try TestServer(config: fixture.config.path, environment: SSAIFixture.environment)
+            defer { first.stop() }
+            let firstPort = first.port
             // The second node starts later: it must reach the same break log from the same content.
             Thread.sleep(forTimeInterval: 3)
-            let (second, secondPort, secondLog) = try Serve.startServer(config: fixture.config.path, environment: SSAIFixture.environment)
-            defer {
-                if second.isRunning { second.terminate() }
-                try? FileManager.default.removeItem(at: secondLog)
-            }
+            let second = try TestServer(config: fixture.config.path, environment: SSAIFixture.environment)
+            defer { second.stop() }
+            let secondPort = second.port
             let session = try Self.startSession(port: firstPort, query: "device=phone&geo=fr")
             var compared = 0
             var withAds = 0
@@ -169,11 +158,9 @@ extension RealClients {
             // A schedule far apart, so the break seen is the requested one.
             let fixture = try SSAIFixture(every: 3600, duration: 8)
             defer { fixture.remove() }
-            let (server, port, log) = try Serve.startServer(config: fixture.config.path, environment: SSAIFixture.environment)
-            defer {
-                if server.isRunning { server.terminate() }
-                try? FileManager.default.removeItem(at: log)
-            }
+            let server = try TestServer(config: fixture.config.path, environment: SSAIFixture.environment)
+            defer { server.stop() }
+            let port = server.port
             func post(_ authorization: String?, _ query: String) -> String {
                 let auth = authorization.map { "Authorization: Bearer \($0)\r\n" } ?? ""
                 return Serve.exchange(
@@ -212,11 +199,9 @@ extension RealClients {
             }
             let fixture = try SSAIFixture(beaconPort: beaconPort)
             defer { fixture.remove() }
-            let (server, port, log) = try Serve.startServer(config: fixture.config.path, environment: SSAIFixture.environment)
-            defer {
-                if server.isRunning { server.terminate() }
-                try? FileManager.default.removeItem(at: log)
-            }
+            let server = try TestServer(config: fixture.config.path, environment: SSAIFixture.environment)
+            defer { server.stop() }
+            let port = server.port
             let tv = try Self.startSession(port: port, query: "device=tv")
             // Reload like a player until the whole of ad1 (3 segments) has been listed, then a bit more.
             _ = Self.poll(port: port, path: tv["v0"]!, until: "/ads/ad1/v0/seg-00002.ts", seconds: 45)

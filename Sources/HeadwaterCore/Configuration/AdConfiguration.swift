@@ -48,17 +48,7 @@ public struct AdConfiguration: Sendable, Hashable {
     public static func parse(
         _ text: String, file: String, baseDirectory: String, publicDirectory: String?, version: UInt64
     ) throws(ConfigurationError) -> AdConfiguration {
-        let root: Node?
-        do {
-            root = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw ConfigurationError(problems: [.init(file: file, line: line(of: error), keyPath: "", message: "not valid YAML: \(summary(of: error))")])
-        } catch {
-            throw ConfigurationError(problems: [.init(file: file, line: nil, keyPath: "", message: "not valid YAML: \(error)")])
-        }
-        guard let root else {
-            throw ConfigurationError(problems: [.init(file: file, line: nil, keyPath: "", message: "the file is empty")])
-        }
+        let root = try YAMLReader.compose(text, file: file)
         var parser = AdConfigurationParser(file: file, baseDirectory: baseDirectory, publicDirectory: publicDirectory)
         let ruleSet = parser.parse(root, version: version)
         let configuration = AdConfiguration(
@@ -126,19 +116,5 @@ public struct AdConfiguration: Sendable, Hashable {
             index = path.index(after: index)
         }
         return boundary.map { path[..<$0] }
-    }
-
-    private static func line(of error: YamlError) -> Int? {
-        switch error {
-        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _): return mark.line
-        default: return nil
-        }
-    }
-
-    private static func summary(of error: YamlError) -> String {
-        switch error {
-        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _): return problem
-        default: return "\(error)".split(separator: "\n").first.map(String.init) ?? "syntax error"
-        }
     }
 }

@@ -215,18 +215,8 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
     /// `baseDirectory`. Throws every problem found at once.
     public static func parse(_ text: String, file: String, baseDirectory: String) throws(ConfigurationError) -> HeadwaterConfiguration {
         var reader = YAMLReader(file: file)
-        let root: Node?
-        do {
-            root = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw ConfigurationError(problems: [.init(file: file, line: Self.line(of: error), keyPath: "", message: "not valid YAML: \(Self.summary(of: error))")])
-        } catch {
-            throw ConfigurationError(problems: [.init(file: file, line: nil, keyPath: "", message: "not valid YAML: \(error)")])
-        }
+        let root = try YAMLReader.compose(text, file: file)
         var configuration = HeadwaterConfiguration()
-        guard let root else {
-            throw ConfigurationError(problems: [.init(file: file, line: nil, keyPath: "", message: "the file is empty")])
-        }
         var sawChannels = false
         var explicitStall = Set<String>()
         for (key, value, _) in reader.mapping(root, "", allowed: ["server", "channels"]) {
@@ -529,19 +519,5 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
             && name.utf8.allSatisfy { c in
                 (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 45 || c == 95
             }
-    }
-
-    private static func line(of error: YamlError) -> Int? {
-        switch error {
-        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _): return mark.line
-        default: return nil
-        }
-    }
-
-    private static func summary(of error: YamlError) -> String {
-        switch error {
-        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _): return problem
-        default: return "\(error)".split(separator: "\n").first.map(String.init) ?? "syntax error"
-        }
     }
 }

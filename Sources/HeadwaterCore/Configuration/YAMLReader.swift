@@ -8,6 +8,37 @@ struct YAMLReader {
 
     init(file: String) { self.file = file }
 
+    /// The document in `text`, or the one problem that keeps it from being read: not YAML (with
+    /// the line the parser stopped at), or empty.
+    static func compose(_ text: String, file: String) throws(ConfigurationError) -> Node {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw ConfigurationError(problems: [.init(file: file, line: line(of: error), keyPath: "", message: "not valid YAML: \(summary(of: error))")])
+        } catch {
+            throw ConfigurationError(problems: [.init(file: file, line: nil, keyPath: "", message: "not valid YAML: \(error)")])
+        }
+        guard let root else {
+            throw ConfigurationError(problems: [.init(file: file, line: nil, keyPath: "", message: "the file is empty")])
+        }
+        return root
+    }
+
+    private static func line(of error: YamlError) -> Int? {
+        switch error {
+        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _): return mark.line
+        default: return nil
+        }
+    }
+
+    private static func summary(of error: YamlError) -> String {
+        switch error {
+        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _): return problem
+        default: return "\(error)".split(separator: "\n").first.map(String.init) ?? "syntax error"
+        }
+    }
+
     mutating func fail(_ node: Node?, _ path: String, _ message: String) {
         problems.append(.init(file: file, line: node?.mark?.line, keyPath: path, message: message))
     }

@@ -1,0 +1,60 @@
+import Foundation
+
+/// A `headwater serve` for one test (``RealClients/ServeCommandTests/startServer(config:environment:)``):
+/// `defer { server.stop() }` right after starting it.
+struct TestServer {
+    let process: Process
+    let port: Int
+    /// Its standard output and error (access log and log lines).
+    let log: URL
+
+    init(config: String?, environment: [String: String] = [:]) throws {
+        (process, port, log) = try RealClients.ServeCommandTests.startServer(config: config, environment: environment)
+    }
+
+    /// Stops the server (SIGTERM) and removes its log.
+    func stop() {
+        if process.isRunning { process.terminate() }
+        try? FileManager.default.removeItem(at: log)
+    }
+}
+
+extension RealClients.ServeCommandTests {
+    /// Runs `body` with a `headwater serve` started on `config`, then stops it, whatever `body` did.
+    static func withServer<T>(
+        config: String?, environment: [String: String] = [:], _ body: (_ port: Int, _ log: URL) throws -> T
+    ) throws -> T {
+        let server = try TestServer(config: config, environment: environment)
+        defer { server.stop() }
+        return try body(server.port, server.log)
+    }
+}
+
+/// Headless Chromium on a test page: the console lines (`CONSOLE` log lines) it printed until one
+/// contained `marker`, or `timeout` seconds passed.
+enum HeadlessChromium {
+    static func console(chromium: String, url: String, profile: URL, until marker: String, timeout: TimeInterval) throws -> [Substring] {
+        let browser = Process()
+        browser.executableURL = URL(fileURLWithPath: chromium)
+        browser.arguments = [
+            "--headless=new", "--no-sandbox", "--disable-gpu", "--mute-audio", "--autoplay-policy=no-user-gesture-required",
+            "--user-data-dir=\(profile.path)", "--enable-logging=stderr", "--v=0", "--no-first-run", url,
+        ]
+        let output = Pipe()
+        browser.standardError = output
+        browser.standardOutput = FileHandle.nullDevice
+        try browser.run()
+        defer { if browser.isRunning { browser.terminate() } }
+        var text = ""
+        let deadline = Date().addingTimeInterval(timeout)
+        let handle = output.fileHandleForReading
+        while !text.contains(marker), Date() < deadline {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        browser.terminate()
+        browser.waitUntilExit()
+        return text.split(separator: "\n").filter { $0.contains("CONSOLE") }
+    }
+}
