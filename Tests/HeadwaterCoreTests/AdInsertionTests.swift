@@ -95,6 +95,42 @@ struct AdInsertionTests {
         #expect(breaks.map(\.id) == ["sched-\(Self.start / 1000)"], "one scheduled break, named after its splice time")
     }
 
+    @Test("an ad configuration reloaded during a break changes nothing in that break; the next break uses it")
+    func reloadDuringABreak() throws {
+        let origin = try Origin()
+        var now = Self.start - 4_000_000
+        origin.publish(at: now)
+        let session = try origin.startSession([("device", "phone")], at: now)
+        now = Self.start + 9_000_000  // inside the break
+        origin.publish(at: now)
+        let before = try origin.stitched(try #require(session["v1"]), at: now)
+        let adsBefore = before.segments.map(\.uri).filter { $0.hasPrefix("/ads/") }
+        #expect(!adsBefore.isEmpty)
+
+        // The reload: phone viewers now get the "everyone" pod.
+        var reloaded = try #require(origin.ruleBook.current)
+        reloaded.version = origin.ruleBook.nextVersion
+        reloaded.rules = reloaded.rules.map { rule in
+            var rule = rule
+            if rule.id == "phone" { rule.podIDs = ["everyone"] }
+            return rule
+        }
+        origin.ruleBook.install(reloaded)
+        origin.publish(at: now)
+        let after = try origin.stitched(try #require(session["v1"]), at: now)
+        #expect(after == before, "the break in progress keeps its pod and URIs")
+
+        // The next break (a minute later) pins the new version.
+        now = Self.start + 70_000_000
+        origin.publish(at: now)
+        let next = try origin.stitched(try #require(session["v1"]), at: now)
+        let nextBreak = try #require(origin.registry.snapshot(of: "demo")?.stitching?.breaks.breaks.last)
+        #expect(nextBreak.ruleSetVersion == reloaded.version)
+        let everyone = try #require(reloaded.pod(id: "everyone")).ads.map(\.creativeID)
+        let shown = Set(next.segments.map(\.uri).filter { $0.hasPrefix("/ads/") }.map { String($0.split(separator: "/")[1]) })
+        #expect(!shown.isEmpty && shown.isSubset(of: Set(everyone)), "\(shown) from \(everyone)")
+    }
+
     @Test("a corrupt SCTE-35 cue in the source is counted and not stitched; the shared playlist keeps it")
     func corruptCueIsCounted() throws {
         let origin = try Origin(schedule: nil)
