@@ -381,16 +381,15 @@
       ? h("p", { class: "calm" }, "No ad break in the channel's recent history.")
       : h("table", { class: "stalls ad-breaks" },
         h("thead", {}, h("tr", {},
-          h("th", { scope: "col" }, "Break"), h("th", { scope: "col" }, "Started"), h("th", { scope: "col", class: "num" }, "Planned"),
-          h("th", { scope: "col", class: "num" }, "Lasted"), h("th", { scope: "col", class: "num" }, "MSN"))),
+          h("th", { scope: "col" }, "Started"), h("th", { scope: "col", class: "num" }, "Planned"),
+          h("th", { scope: "col", class: "num" }, "Lasted"), h("th", { scope: "col", class: "num" }, "Slots"))),
         h("tbody", {}, shown.map((adBreak) => {
           const ongoing = adBreak.durationSeconds == null;
-          return h("tr", { class: ongoing ? "ongoing" : "" },
-            h("td", {}, adBreak.id),
+          return h("tr", { title: `${adBreak.id} · MSN ${adBreak.startMediaSequence}` },
             h("td", {}, clock(adBreak.startedAt)),
             h("td", { class: "num" }, seconds(adBreak.plannedDurationSeconds, 1)),
             h("td", { class: "num" }, ongoing ? h("span", { class: "pill" }, "on air") : seconds(adBreak.durationSeconds, 1)),
-            h("td", { class: "num" }, ongoing ? `${adBreak.startMediaSequence}–` : `${adBreak.startMediaSequence}–${adBreak.endMediaSequence - 1}`));
+            h("td", { class: "num" }, ongoing ? "…" : String(adBreak.endMediaSequence - adBreak.startMediaSequence)));
         })));
     return h("section", { class: "panel ad-break-history", "aria-label": "Ad breaks" },
       h("h3", {}, "Ad breaks", breaks.length > shown.length ? h("span", { class: "muted" }, ` · latest ${shown.length} of ${breaks.length}`) : null),
