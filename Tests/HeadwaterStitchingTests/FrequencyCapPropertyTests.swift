@@ -175,8 +175,10 @@ struct CapRun {
         if content.segments.count > 10 { content = content.removingSegmentsFromHead(content.segments.count - 10) }
 
         // What the channel keeps: the breaks the window shows, and those that started within the
-        // longest cap period of any rule set still in use before the oldest of them.
-        let horizon = ruleSets.values.compactMap(\.longestCapPeriod).max() ?? .zero
+        // longest period any cap may have (one day) before the oldest of them — not just the
+        // longest of the rule sets in use: a reload may bring a longer one, and its decisions
+        // must agree with a node that kept everything.
+        let horizon = FrequencyCap.longestPeriod
         let cutoff = oldestShown.adding(HLSDuration(microseconds: -horizon.microseconds))
         var keepFrom = content.effectiveMediaSequence
         if let first = log.breaks.first(where: { $0.startDate >= cutoff }) { keepFrom = min(keepFrom, first.startMediaSequence) }

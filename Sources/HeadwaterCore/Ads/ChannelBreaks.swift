@@ -68,7 +68,9 @@ public final class ChannelBreaks: Sendable {
     /// to stitch. Called by ``ChannelRegistry/publish(_:)`` only, one version at a time.
     func advance(with content: ChannelContent) -> StitchingInput? {
         guard let ruleSet = ruleBook.current else { return nil }
-        let cap = ruleSet.longestCapPeriod
+        // A day of breaks, whatever the caps now: a reload may bring a longer cap period, and its
+        // decisions must agree with a node that kept everything (a break is ~200 bytes).
+        let cap: HLSDuration? = FrequencyCap.longestPeriod
         let advanced: (log: BreakLog, events: [BreakEvent])? = state.withLockedValue { state in
             if state.cueRendition.map({ content.media[$0] == nil }) ?? true {
                 state.cueRendition = Self.cueRendition(of: content)
@@ -125,8 +127,8 @@ public final class ChannelBreaks: Sendable {
     }
 
     /// The first MSN whose breaks must stay: those that still reach into the oldest window, and —
-    /// when frequency caps count a session's earlier breaks — every break that started within the
-    /// longest cap period before the oldest of those (the pod chooser replays them).
+    /// since frequency caps count a session's earlier breaks — every break that started within
+    /// `period` before the oldest of those (the pod chooser replays them).
     static func pruneBound(_ log: BreakLog, content: ChannelContent, keeping period: HLSDuration?) -> UInt64 {
         let windowHead = content.media.values.map(\.effectiveMediaSequence).min() ?? 0
         guard let period else { return windowHead }
