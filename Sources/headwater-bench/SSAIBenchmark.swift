@@ -136,15 +136,15 @@ struct SSAIBenchmark: AsyncParsableCommand {
         print(
             pad("round", 7) + pad("playlist", 10) + leftPad("req/s", 9) + leftPad("p50 ms", 8) + leftPad("p99 ms", 8)
                 + leftPad("srv µs/req", 12) + leftPad("srv CPU", 9) + leftPad("wrk CPU", 9) + leftPad("KB/resp", 9)
-                + "  ads in window")
+                + "  window (start → end)")
         var results: [String: [WrkResult]] = [:]
         for round in 1...rounds {
             for (name, file) in [("shared", sharedFile), ("stitched", stitchedFile)] {
-                let before = name == "stitched" ? try await http.hasAds(stitched[0]) : nil
+                let before = name == "stitched" ? try await http.window(stitched[0]) : nil
                 let result = try runner.run(paths: file, seconds: seconds)
-                let after = name == "stitched" ? try await http.hasAds(stitched[0]) : nil
+                let after = name == "stitched" ? try await http.window(stitched[0]) : nil
                 results[name, default: []].append(result)
-                let window = before.map { ($0 ? "yes" : "no") + " → " + (after! ? "yes" : "no") } ?? ""
+                let window = before.map { "\($0) → \(after!)" } ?? ""
                 print(pad(String(round), 7) + pad(name, 10) + result.row + "  " + window)
             }
         }
@@ -159,9 +159,10 @@ struct SSAIBenchmark: AsyncParsableCommand {
         print(
             "stitched / shared req/s: \(format(ratio, decimals: 2)) (target ≥ 0.5; rounds: \(perRound.joined(separator: ", "))) — "
                 + (ratio >= 0.5 ? "met" : "NOT met"))
+        let cpuRatio = sharedMedian.serverMicrosecondsPerRequest / stitchedMedian.serverMicrosecondsPerRequest
         print(
             "server CPU per request: stitched \(format(stitchedMedian.serverMicrosecondsPerRequest, decimals: 1)) µs, shared \(format(sharedMedian.serverMicrosecondsPerRequest, decimals: 1)) µs"
-        )
+                + " (shared ÷ stitched: \(format(cpuRatio, decimals: 2)), the rate ratio a saturated server core would give)")
         let all = results.values.joined()
         let bad = all.reduce(0) { $0 + $1.non2xx + $1.errors }
         let plain = all.reduce(0) { $0 + $1.plain }
@@ -271,11 +272,12 @@ struct LoopbackClient {
         return (Int(response.status.code), response.headers.first(name: "content-encoding"), Array(body.readableBytesView))
     }
 
-    /// Whether the stitched playlist at `path` lists ad segments now.
-    func hasAds(_ path: String) async throws -> Bool {
+    /// What the stitched playlist at `path` shows now: `ads` (a pod), `break` (a break that started
+    /// before the session, so the channel's content in its slots), or `content`.
+    func window(_ path: String) async throws -> String {
         let (_, encoding, body) = try await get(path, gzip: true)
-        let plain = encoding == "gzip" ? Gzip.decompress(body) ?? [] : body
-        return String(decoding: plain, as: UTF8.self).contains("/ads/")
+        let text = String(decoding: encoding == "gzip" ? Gzip.decompress(body) ?? [] : body, as: UTF8.self)
+        return text.contains("/ads/") ? "ads" : text.contains("CLASS=\"com.headwater.ad-break\"") ? "break" : "content"
     }
 
     func waitUntilReady(process: Process, timeout: Duration) async throws {

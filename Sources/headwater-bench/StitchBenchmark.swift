@@ -19,12 +19,14 @@ struct StitchBenchmark: ParsableCommand {
     @Option(help: "Run exactly this many whole requests (24 h, at a break) and print nothing (for callgrind or perf).")
     var iterations: Int?
 
-    /// One measured case: a content window, the log published with it, the sessions' tokens.
+    /// One measured case: a content window, the log published with it, the sessions and their tokens.
     struct Case {
         var name: String
         var historyHours: Int
         var content: MediaPlaylist
         var log: BreakLog
+        var viewers: [ViewerSession]
+        var tokens: [String]
     }
 
     func run() throws {
@@ -40,37 +42,41 @@ struct StitchBenchmark: ParsableCommand {
         // content segments, the break's 10 slots, the return and one more), and 58 s into that
         // minute (content only). That break is the 10th of its 10-minute cap period, so a TV
         // viewer's decision replays all 10 breaks of the period: the most a decision costs here.
+        // Also: viewers who joined 10 s into that break, who see the channel's content in its slots
+        // (the break's date range and discontinuities, no pod) until the next break.
         let hours = [1, 24]
-        var edges: [(name: String, hours: Int, last: UInt64)] = []
+        var edges: [(name: String, hours: Int, last: UInt64, joined: Int)] = []
         for hour in hours {
             let minute = hour * 3600 - 60
-            edges.append(("at a break", hour, StitchFixture.mediaSequence(atSecond: minute + 22)))
-            edges.append(("between breaks", hour, StitchFixture.mediaSequence(atSecond: minute + 56)))
+            edges.append(("at a break", hour, StitchFixture.mediaSequence(atSecond: minute + 22), 0))
+            edges.append(("joined in it", hour, StitchFixture.mediaSequence(atSecond: minute + 22), minute + 10))
+            edges.append(("between breaks", hour, StitchFixture.mediaSequence(atSecond: minute + 56), 0))
         }
-        let logs = try StitchFixture.breakLogs(at: edges.map(\.last).sorted(), ruleSetVersion: ruleSet.version)
-        let cases = edges.map {
-            Case(
-                name: $0.name, historyHours: $0.hours, content: StitchFixture.content(endingAt: $0.last, count: 15),
-                log: logs[$0.last]!)
-        }
-        let viewers = StitchFixture.sessions(count: sessions, device: "tv")
+        let logs = try StitchFixture.breakLogs(at: Set(edges.map(\.last)).sorted(), ruleSetVersion: ruleSet.version)
         let signer = try SessionSigner(secret: Array("headwater-bench-session-key".utf8))
-        let tokens = viewers.map {
-            signer.sign(
-                SessionToken(channel: "demo", id: $0.id, start: $0.startDate.millisecondsSinceEpoch, targeting: $0.targeting))
+        let cases = edges.map { edge in
+            let start = StitchFixture.channelStart.adding(.seconds(Int64(edge.joined)))
+            let viewers = StitchFixture.sessions(count: sessions, device: "tv", start: start)
+            let tokens = viewers.map {
+                signer.sign(
+                    SessionToken(channel: "demo", id: $0.id, start: $0.startDate.millisecondsSinceEpoch, targeting: $0.targeting))
+            }
+            return Case(
+                name: edge.name, historyHours: edge.hours, content: StitchFixture.content(endingAt: edge.last, count: 15),
+                log: logs[edge.last]!, viewers: viewers, tokens: tokens)
         }
         let setup = clock.now - setupStart
 
         if let iterations {
             let atBreak = cases.first { $0.historyHours == 24 && $0.name == "at a break" }!
-            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, viewers: viewers, tokens: tokens)
+            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, atBreak)
             for _ in 0..<iterations { blackHole(try pipeline.request(atBreak)) }
             return
         }
 
-        // Sanity: a TV viewer who joined with the channel gets a pod in the break, and no ads between.
-        var check = Pipeline(signer: signer, ruleSets: ruleSets, viewers: viewers, tokens: tokens)
+        // Sanity: a TV viewer who joined with the channel gets a pod in the break; no ads otherwise.
         for item in cases {
+            var check = Pipeline(signer: signer, ruleSets: ruleSets, item)
             let text = String(decoding: try check.serialized(item), as: UTF8.self)
             let hasAds = text.contains("/ads/")
             guard hasAds == (item.name == "at a break") else {
@@ -84,7 +90,8 @@ struct StitchBenchmark: ParsableCommand {
         print("         live edge in the minute before the 1st / 24th hour ends (the 10th break of a cap period)")
         print("ads:     the demo's rule set (4 creatives with tracking URLs, tv-long capped 1 per 10 min)")
         print(
-            "viewers: \(sessions) sessions, device=tv, started with the channel (setup \(format(Self.seconds(setup), decimals: 1)) s)")
+            "viewers: \(sessions) sessions, device=tv, started with the channel (\"joined in it\": 10 s into the break)")
+        print("setup:   \(format(Self.seconds(setup), decimals: 1)) s (a day of 2 s segments through the BreakTracker)")
         print("ops:     render = Stitcher.render; +ser+gzip = then PlaylistSerializer and gzip level 1;")
         print("         request = token check + render + due beacons + serialize + gzip 1 (the origin's work)")
         print("")
@@ -93,7 +100,7 @@ struct StitchBenchmark: ParsableCommand {
                 + leftPad("allocs", 8) + leftPad("bytes", 8) + leftPad("gzip", 7))
         var results: [String: [String: Measurement]] = [:]
         for item in cases {
-            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, viewers: viewers, tokens: tokens)
+            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, item)
             let bytes = try pipeline.serialized(item)
             let gzip = Gzip.compress(bytes, level: 1)?.count ?? 0
             let measured: [(String, Measurement)] = [
@@ -113,13 +120,23 @@ struct StitchBenchmark: ParsableCommand {
             }
         }
         print("")
-        print("24 h / 1 h (≈ 1.0: the cost does not grow with the channel's or the session's age):")
-        for name in ["at a break", "between breaks"] {
+        // The ratio from 1 h and 24 h measured in alternation, so that a change in the machine's load
+        // during the run weighs on both sides alike.
+        print("24 h / 1 h, measured alternately (median of \(pairedRounds) pairs; ≈ 1.0: no growth with the channel's or")
+        print("the session's age; allocations per request are equal when the work is):")
+        for name in ["at a break", "joined in it", "between breaks"] {
+            let hour = cases.first { $0.name == name && $0.historyHours == 1 }!
+            let day = cases.first { $0.name == name && $0.historyHours == 24 }!
             var line = "  " + pad(name, 16)
-            for op in ["render", "+ser+gzip", "request"] {
-                let day = results["\(name)/24"]![op]!.nanosecondsPerIteration
-                let hour = results["\(name)/1"]![op]!.nanosecondsPerIteration
-                line += pad(op, 11) + pad(format(day / hour, decimals: 2) + "×", 8)
+            for op in ["render", "request"] {
+                var hourPipeline = Pipeline(signer: signer, ruleSets: ruleSets, hour)
+                var dayPipeline = Pipeline(signer: signer, ruleSets: ruleSets, day)
+                let ratio = pairedRatio(
+                    { op == "render" ? blackHole(try hourPipeline.render(hour)) : blackHole(try hourPipeline.request(hour)) },
+                    { op == "render" ? blackHole(try dayPipeline.render(day)) : blackHole(try dayPipeline.request(day)) })
+                let allocations = [hour, day].map { results["\($0.name)/\($0.historyHours)"]![op]!.allocationsPerIteration }
+                line += pad(op, 9) + pad(format(ratio, decimals: 2) + "×", 7)
+                    + pad("(allocs " + allocations.map { format($0, decimals: 0) }.joined(separator: " → ") + ")", 24)
             }
             print(line)
         }
@@ -128,7 +145,7 @@ struct StitchBenchmark: ParsableCommand {
         print("")
         print("stages of one request (24 h of history; render cycles through the sessions, the others use session 1's):")
         print(pad("stage", 44) + leftPad("at a break", 12) + leftPad("allocs", 8) + leftPad("between", 10) + leftPad("allocs", 8))
-        let day = cases.filter { $0.historyHours == 24 }
+        let day = cases.filter { $0.historyHours == 24 && $0.name != "joined in it" }
         var stages: [(String, [Measurement])] = []
         func stage(_ name: String, _ body: (Case) throws -> (() throws -> Void)) rethrows {
             stages.append((name, try day.map { item in measure(try body(item)) }))
@@ -137,34 +154,34 @@ struct StitchBenchmark: ParsableCommand {
         let reusedGzip = ReusedGzip(level: 1)!
         try stage("token check (HMAC-SHA256, decode)") { item in
             let now = item.content.segments.last!.programDateTime!.millisecondsSinceEpoch
-            return { blackHole(try signer.verify(tokens[0], channel: "demo", now: now, maxAge: .seconds(48 * 3600))) }
+            return { blackHole(try signer.verify(item.tokens[0], channel: "demo", now: now, maxAge: .seconds(48 * 3600))) }
         }
         try stage("Stitcher.render") { item in
-            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, viewers: viewers, tokens: tokens)
+            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, item)
             return { blackHole(try pipeline.render(item)) }
         }
         try stage("AdTracking.dueBeacons") { item in
-            let stitched = try Pipeline(signer: signer, ruleSets: ruleSets, viewers: viewers, tokens: tokens)
-                .render(item, session: viewers[0])
+            let stitched = try Pipeline(signer: signer, ruleSets: ruleSets, item)
+                .render(item, session: item.viewers[0])
             return { blackHole(AdTracking.dueBeacons(in: stitched)) }
         }
         try stage("PlaylistSerializer.serialize") { item in
-            let stitched = try Pipeline(signer: signer, ruleSets: ruleSets, viewers: viewers, tokens: tokens)
-                .render(item, session: viewers[0])
+            let stitched = try Pipeline(signer: signer, ruleSets: ruleSets, item)
+                .render(item, session: item.viewers[0])
             return { blackHole(PlaylistSerializer.serialize(stitched)) }
         }
         try stage("Gzip.compress level 1 (new zlib state)") { item in
-            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, viewers: viewers, tokens: tokens)
+            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, item)
             let bytes = try pipeline.serialized(item)
             return { blackHole(Gzip.compress(bytes, level: 1)) }
         }
         try stage("  proposal: state reused (deflateReset)") { item in
-            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, viewers: viewers, tokens: tokens)
+            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, item)
             let bytes = try pipeline.serialized(item)
             return { blackHole(reusedGzip.compress(bytes)) }
         }
         try stage("  proposal: reused, windowBits 12, memLevel 5") { item in
-            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, viewers: viewers, tokens: tokens)
+            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, item)
             let bytes = try pipeline.serialized(item)
             return { blackHole(smallGzip.compress(bytes)) }
         }
@@ -177,7 +194,7 @@ struct StitchBenchmark: ParsableCommand {
             print(line)
         }
         for item in day {
-            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, viewers: viewers, tokens: tokens)
+            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, item)
             let bytes = try pipeline.serialized(item)
             let sizes = [Gzip.compress(bytes, level: 1), reusedGzip.compress(bytes), smallGzip.compress(bytes)].map { $0?.count ?? 0 }
             guard smallGzip.compress(bytes).flatMap({ Gzip.decompress($0) }) == bytes else {
@@ -195,10 +212,9 @@ struct StitchBenchmark: ParsableCommand {
         let atBreak = cases.first { $0.historyHours == 24 && $0.name == "at a break" }!
         let last = atBreak.content.mediaSequenceNumber(at: atBreak.content.segments.count - 1)
         for count in [10, 100, 1_200] {
-            let item = Case(
-                name: "\(count) segments", historyHours: 24, content: StitchFixture.content(endingAt: last, count: count),
-                log: atBreak.log)
-            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, viewers: viewers, tokens: tokens)
+            var item = atBreak
+            item.content = StitchFixture.content(endingAt: last, count: count)
+            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, item)
             let bytes = try pipeline.serialized(item)
             let gzip = Gzip.compress(bytes, level: 1)?.count ?? 0
             let first = item.content.effectiveMediaSequence
@@ -213,6 +229,24 @@ struct StitchBenchmark: ParsableCommand {
                     + leftPad(format(compressed.nanosecondsPerIteration / 1000, decimals: 1), 14)
                     + leftPad(String(bytes.count), 9) + leftPad(String(gzip), 8))
         }
+    }
+
+    private var pairedRounds: Int { 9 }
+
+    /// The median over `pairedRounds` of (time of `second` ÷ time of `first`), each pair measured
+    /// back to back.
+    private func pairedRatio(_ first: () throws -> Void, _ second: () throws -> Void) -> Double {
+        var ratios: [Double] = []
+        for _ in 0..<pairedRounds {
+            let a = Measurement.run(minimumDuration: .milliseconds(max(30, milliseconds / 4)), rounds: 3) {
+                do { try first() } catch { fatalError("stitching failed while measuring: \(error)") }
+            }
+            let b = Measurement.run(minimumDuration: .milliseconds(max(30, milliseconds / 4)), rounds: 3) {
+                do { try second() } catch { fatalError("stitching failed while measuring: \(error)") }
+            }
+            ratios.append(b.nanosecondsPerIteration / a.nanosecondsPerIteration)
+        }
+        return ratios.sorted()[ratios.count / 2]
     }
 
     private func measure(_ body: () throws -> Void) -> Measurement {
@@ -235,11 +269,11 @@ struct Pipeline {
     let tokens: [String]
     private var next = 0
 
-    init(signer: SessionSigner, ruleSets: [UInt64: AdRuleSet], viewers: [ViewerSession], tokens: [String]) {
+    init(signer: SessionSigner, ruleSets: [UInt64: AdRuleSet], _ item: StitchBenchmark.Case) {
         self.signer = signer
         self.ruleSets = ruleSets
-        self.viewers = viewers
-        self.tokens = tokens
+        self.viewers = item.viewers
+        self.tokens = item.tokens
     }
 
     private mutating func nextIndex() -> Int {

@@ -95,13 +95,13 @@ struct StitchFixture {
             ])
     }
 
-    /// `count` sessions that started with the channel, with 22-character ids like the server's.
-    static func sessions(count: Int, device: String) -> [ViewerSession] {
+    /// `count` sessions that started at `start`, with 22-character ids like the server's.
+    static func sessions(count: Int, device: String, start: ProgramDateTime = channelStart) -> [ViewerSession] {
         var generator = SplitMix64(seed: 0x6865_6164_7761_7465)
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
         return (0..<count).map { _ in
             let id = String(decoding: (0..<22).map { _ in alphabet[Int(generator.next() & 63)] }, as: UTF8.self)
-            return ViewerSession(id: id, startDate: channelStart, targeting: ["channel": "demo", "device": device])
+            return ViewerSession(id: id, startDate: start, targeting: ["channel": "demo", "device": device])
         }
     }
 }
