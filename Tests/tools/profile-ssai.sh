@@ -5,6 +5,7 @@
 #
 #   swift build -c release --product headwater
 #   Tests/tools/profile-ssai.sh stitched 6 500     # kind, seconds, sessions
+#   ADS=1 Tests/tools/profile-ssai.sh stitched 6    # wait until the sessions' playlists show a pod
 #
 # Needs perf (apt-get install -y linux-perf), wrk, curl; taskset if present (server CPU 0, wrk CPU 1).
 # DWARF call graphs, so that time inside libz and libc is charged to its Swift caller.
@@ -33,6 +34,13 @@ else
     uri=$(curl -sf "http://127.0.0.1:$port/ssai/demo/master.m3u8?device=${devices[i % 3]}" | grep -m1 '^v1\.m3u8?session=')
     echo "/ssai/demo/$uri" >> "$out.paths"
   done
+  if [ -n "${ADS:-}" ]; then  # the next break after the sessions began (within ~80 s)
+    for _ in $(seq 400); do
+      curl -s "http://127.0.0.1:$port$(head -1 "$out.paths")" | grep -q '^/ads/' && break
+      sleep 0.2
+    done
+    sleep 6  # a few ads listed
+  fi
 fi
 
 # perf covers the whole wrk run, so requests ÷ sampled CPU time is the CPU per request under perf.
