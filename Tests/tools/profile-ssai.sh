@@ -6,6 +6,7 @@
 #   swift build -c release --product headwater
 #   Tests/tools/profile-ssai.sh stitched 6 500     # kind, seconds, sessions
 #   ADS=1 Tests/tools/profile-ssai.sh stitched 6    # wait until the sessions' playlists show a pod
+#   HEADWATER=/tmp/headwater-other Tests/tools/profile-ssai.sh …   # another server binary
 #
 # Needs perf (apt-get install -y linux-perf), wrk, curl; taskset if present (server CPU 0, wrk CPU 1).
 # DWARF call graphs, so that time inside libz and libc is charged to its Swift caller.
@@ -19,7 +20,7 @@ out=${OUT:-/tmp/headwater-profile-$kind}
 pin_server=() pin_client=()
 if command -v taskset > /dev/null; then pin_server=(taskset -c 0) pin_client=(taskset -c 1); fi
 
-HEADWATER_SESSION_KEY=profile-session-key-0123456789 "${pin_server[@]}" .build/release/headwater serve \
+HEADWATER_SESSION_KEY=profile-session-key-0123456789 "${pin_server[@]}" "${HEADWATER:-.build/release/headwater}" serve \
   --config Config/headwater.yaml --listen "127.0.0.1:$port" --log-level warning > /dev/null 2> "$out.log" &
 server=$!
 trap 'kill $server 2> /dev/null || true' EXIT
