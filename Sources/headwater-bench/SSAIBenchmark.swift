@@ -25,6 +25,8 @@ struct SSAIBenchmark: AsyncParsableCommand {
     @Option(help: "A/B rounds (shared then stitched); the medians are compared.") var rounds = 3
     @Option(help: "wrk connections.") var connections = 64
     @Flag(help: "Smoke test: 1 s runs and 200 sessions.") var quick = false
+    @Flag(help: "Before measuring, wait (up to 80 s) until the sessions' playlists show a pod: the break case.")
+    var ads = false
     @Option(help: "The headwater binary (default: next to this one, so a release build).") var server: String?
     @Option(help: "Server configuration (its demo channel must stitch ads).") var config = "Config/headwater.yaml"
     @Option(help: "The wrk Lua script.") var script = "Tests/tools/ssai-bench.lua"
@@ -120,6 +122,15 @@ struct SSAIBenchmark: AsyncParsableCommand {
         print(
             "sessions: \(sessionCount) (device=tv/phone/other), created and checked (200, gzip) in \(format(Self.seconds(clock.now - started), decimals: 1)) s"
         )
+        if ads {
+            // Breaks that began before a session are not stitched for it: wait for the next one.
+            let deadline = ContinuousClock.now + .seconds(80)
+            while try await http.window(stitched[0]) != "ads" {
+                guard ContinuousClock.now < deadline else { throw ValidationError("no pod in the stitched playlists within 80 s") }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            print("waited \(format(Self.seconds(clock.now - started), decimals: 0)) s from the first session for a pod in the window")
+        }
         let sharedFile = directory.appendingPathComponent("shared.txt")
         let stitchedFile = directory.appendingPathComponent("stitched.txt")
         try (shared + "\n").write(to: sharedFile, atomically: true, encoding: .utf8)
