@@ -131,8 +131,15 @@ let package = Package(
             name: "headwater-bench",
             dependencies: [
                 "HeadwaterHLS",
+                "HeadwaterStitching",
+                "HeadwaterCore",
+                "HeadwaterTracking",
                 "CHeadwaterAllocationCounter",
+                "CHeadwaterZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

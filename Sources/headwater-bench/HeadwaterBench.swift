@@ -2,12 +2,12 @@ import ArgumentParser
 
 /// `headwater-bench`: performance measurements, printed as figures (and, for server workloads,
 /// ratios against a reference measured in the same run). Benchmarks are not tests: run them in
-/// release builds on a quiet machine, `swift run -c release headwater-bench parse`.
+/// release builds on a quiet machine, `swift run -c release headwater-bench parse` (or `stitch`, `ssai`).
 @main
-struct HeadwaterBench: ParsableCommand {
+struct HeadwaterBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "headwater-bench",
         abstract: "Headwater benchmarks.",
-        subcommands: [ParseBenchmark.self]
+        subcommands: [ParseBenchmark.self, StitchBenchmark.self, SSAIBenchmark.self]
     )
 }

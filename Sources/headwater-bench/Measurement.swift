@@ -52,6 +52,7 @@ func format(_ value: Double, decimals: Int = 1) -> String {
     var scale = 1.0
     for _ in 0..<decimals { scale *= 10 }
     let rounded = (value * scale).rounded() / scale
+    if decimals == 0, rounded.magnitude < 1e15 { return String(Int(rounded)) }
     var text = String(rounded)
     if let dot = text.firstIndex(of: ".") {
         let fraction = text[text.index(after: dot)...]
