@@ -309,6 +309,16 @@ struct ObservabilityTests {
         #expect(metadata["client.address"] == "127.0.0.1")
     }
 
+    @Test("the access log keeps a session token's payload but never its signature (a credential)")
+    func sessionSignaturesAreRedacted() {
+        func redact(_ uri: String) -> String { AccessLogEntry.redactingSessionSignatures(uri) }
+        #expect(redact("/ssai/demo/v1.m3u8?session=AbC.SiGnAtUrE") == "/ssai/demo/v1.m3u8?session=AbC.-")
+        #expect(redact("/ssai/demo/v1.m3u8?x=1&session=AbC.SiG&y=2.5") == "/ssai/demo/v1.m3u8?x=1&session=AbC.-&y=2.5")
+        #expect(redact("/live/demo/v1/1.2.ts") == "/live/demo/v1/1.2.ts")
+        #expect(redact("/ssai/demo/master.m3u8?device=tv.box") == "/ssai/demo/master.m3u8?device=tv.box")
+        #expect(redact("/x?mysession=a.b") == "/x?mysession=a.b")
+    }
+
     @Test func commonLogTimeAndEscaping() {
         #expect(AccessLogEntry.commonLogTime(unixSeconds: 1_795_292_259) == "21/Nov/2026:20:17:39 +0000")
         #expect(AccessLogEntry.commonLogTime(unixSeconds: 0) == "01/Jan/1970:00:00:00 +0000")

@@ -1,7 +1,7 @@
 import CHeadwaterZlib
 
-/// gzip (RFC 1952) with zlib. Used once per playlist version, never per request, so it can afford
-/// the default compression level.
+/// gzip (RFC 1952) with zlib. ``compress(_:level:)`` runs once per shared playlist version, so it
+/// can afford the default level; bodies made per request use ``compressPerResponse(_:)``.
 public enum Gzip {
     /// Compresses `bytes` into a gzip member. Returns `nil` only if zlib fails to initialize.
     public static func compress(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8]? {

@@ -46,7 +46,7 @@ struct AccessLogEntry {
         line.append("] \"")
         line.append(method.rawValue)
         line.append(" ")
-        Self.appendEscaped(uri, to: &line, limit: Self.maxTargetLength)
+        Self.appendEscaped(Self.redactingSessionSignatures(uri), to: &line, limit: Self.maxTargetLength)
         line.append(" HTTP/\(version.major).\(version.minor)\" \(status.code) \(bytes) \"")
         Self.appendEscaped(referer ?? "-", to: &line)
         line.append("\" \"")
@@ -83,6 +83,48 @@ struct AccessLogEntry {
         if let contentEncoding { metadata["http.response.header.content-encoding"] = "\(contentEncoding)" }
         if let error { metadata["error.type"] = "\(error)" }
         logger.info("\(line(duration: micros))", metadata: metadata)
+    }
+
+    /// `uri` with the signature of every `session=<payload>.<signature>` token replaced by `-`: a
+    /// signed session token is a credential (whoever holds it gets that viewer's playlists until it
+    /// expires), so logs keep only its payload, which still identifies the session.
+    static func redactingSessionSignatures(_ uri: String) -> String {
+        guard let query = uri.utf8.firstIndex(of: UInt8(ascii: "?")), uri.utf8[query...].contains(UInt8(ascii: ".")) else {
+            return uri
+        }
+        var output: [UInt8] = []
+        output.reserveCapacity(uri.utf8.count)
+        var inValue = false  // inside the value of a `session` item
+        var signature = false  // past its `.`
+        var itemStart = true
+        var name: [UInt8] = []
+        for byte in uri.utf8 {
+            if byte == UInt8(ascii: "&") || byte == UInt8(ascii: "?") {
+                inValue = false
+                signature = false
+                itemStart = true
+                name.removeAll(keepingCapacity: true)
+                output.append(byte)
+                continue
+            }
+            if itemStart {
+                if byte == UInt8(ascii: "=") {
+                    itemStart = false
+                    inValue = name == Array("session".utf8)
+                } else {
+                    name.append(byte)
+                }
+                output.append(byte)
+                continue
+            }
+            if inValue, byte == UInt8(ascii: ".") {
+                signature = true
+                output.append(contentsOf: ".-".utf8)
+                continue
+            }
+            if !signature { output.append(byte) }
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]

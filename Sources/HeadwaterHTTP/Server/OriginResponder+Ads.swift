@@ -46,7 +46,7 @@ extension OriginResponder {
             response.headers.add(name: "Content-Type", value: ContentType.playlist.value)
             response.headers.add(name: "Vary", value: "Accept-Encoding")
             response.uncompressedLength = Int64(playlist.bytes.count)
-            if AcceptEncoding.acceptsGzip(headers.joined("accept-encoding")), let gzip = Gzip.compress(playlist.bytes, level: 1) {
+            if AcceptEncoding.acceptsGzip(headers.joined("accept-encoding")), let gzip = Gzip.compressPerResponse(playlist.bytes) {
                 response.headers.add(name: "Content-Encoding", value: "gzip")
                 response.body = .bytes(ByteBuffer(bytes: gzip))
             } else {
