@@ -29,7 +29,7 @@ struct Serve: AsyncParsableCommand {
         }
         LoggingSystem.bootstrap { label in
             // The access log (one line per request) goes to stdout as plain lines; see README.
-            if label == OriginServer.accessLogLabel { return AccessLogHandler() }
+            if label == OriginServer.accessLogLabel { return AccessLogLineHandler() }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler

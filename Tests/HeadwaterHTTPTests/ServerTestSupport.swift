@@ -312,6 +312,9 @@ struct RawResponse {
 /// The assembled connection pipeline on an `EmbeddedChannel`.
 struct PipelineHarness {
     let channel: EmbeddedChannel
+    /// Responses the full path (NIO's decoder and `OriginHTTPHandler`) finished; the rest came
+    /// from `PlaylistFastPath`.
+    let fullPath = FullPathProgress()
     var isActive: Bool { channel.isActive }
 
     init(
@@ -320,7 +323,8 @@ struct PipelineHarness {
         cors: Bool = false,
         logger: Logger = quietLogger,
         metrics: OriginMetrics = OriginMetrics(),
-        clock: any WallClock = FixedClock(Fixture.now)
+        clock: any WallClock = FixedClock(Fixture.now),
+        now: @escaping @Sendable () -> Int64 = { Fixture.publishedAt + 100 }
     ) throws {
         channel = EmbeddedChannel()
         let environment = OriginHTTPHandler.Environment(
@@ -339,12 +343,13 @@ struct PipelineHarness {
             logger: logger,
             accessLogger: logger,
             metrics: metrics,
-            now: { Fixture.publishedAt + 100 }
+            now: now
         )
         try OriginServer.configure(
             channel.pipeline.syncOperations,
             environment: environment,
             dates: NIOLoopBoundBox(ResponseDates(), eventLoop: channel.eventLoop),
+            progress: fullPath,
             idleTimeout: .seconds(60),
             maxHeadBytes: 16 * 1024
         )

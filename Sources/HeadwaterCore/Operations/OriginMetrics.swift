@@ -72,13 +72,13 @@ public final class OriginMetrics: Sendable {
     }
 
     /// Handles of the per-request series, so a request costs one lock and no registry lookup.
-    private struct RequestSeries {
+    private struct RequestSeriesTable {
         var requests: [RequestKey: Prometheus.Counter] = [:]
         var durations: [String: DurationHistogram] = [:]
         var bytes: [String: Prometheus.Counter] = [:]
     }
 
-    private let requestSeries = Mutex(RequestSeries())
+    private let requestSeries = Mutex(RequestSeriesTable())
     /// Playlist bytes (sent, identity size) by content coding: every playlist request adds to one pair.
     private let gzipPlaylistBytes: (sent: Prometheus.Counter, uncompressed: Prometheus.Counter)
     private let identityPlaylistBytes: (sent: Prometheus.Counter, uncompressed: Prometheus.Counter)
@@ -113,9 +113,29 @@ public final class OriginMetrics: Sendable {
     /// One answered request: `route` is the route template (`/live/{channel}/{rendition}.m3u8`),
     /// `method` one of a fixed set (others are counted as `_OTHER`), `bytes` the body bytes sent.
     public func requestServed(route: String, method: String, status: Int, duration: Duration, bytes: Int64) {
+        requestSeries(route: route, method: method, status: status).record(duration: duration, bytes: bytes)
+    }
+
+    /// The series one kind of request (route template, method, status) is counted in: what
+    /// ``requestServed(route:method:status:duration:bytes:)`` looks up on every request, for a
+    /// caller that answers the same kind of request many times to look up once.
+    public struct RequestSeries: Sendable {
+        fileprivate let requests: Prometheus.Counter
+        fileprivate let duration: DurationHistogram
+        fileprivate let bytes: Prometheus.Counter
+
+        /// Counts one request that took `duration` and sent `bytes` of body.
+        public func record(duration: Duration, bytes: Int64) {
+            requests.increment()
+            self.duration.record(duration)
+            self.bytes.increment(by: max(0, bytes))
+        }
+    }
+
+    public func requestSeries(route: String, method: String, status: Int) -> RequestSeries {
         let method = Self.knownMethods.contains(method) ? method : "_OTHER"
         let key = RequestKey(route: route, method: method, status: status)
-        let (requests, histogram, bytesOut) = requestSeries.withLock { series in
+        return requestSeries.withLock { series in
             let requests: Prometheus.Counter
             if let existing = series.requests[key] {
                 requests = existing
@@ -128,7 +148,7 @@ public final class OriginMetrics: Sendable {
                 series.requests[key] = requests
             }
             if let histogram = series.durations[route], let bytesOut = series.bytes[route] {
-                return (requests, histogram, bytesOut)
+                return RequestSeries(requests: requests, duration: histogram, bytes: bytesOut)
             }
             let histogram = durationHistogram(
                 "headwater_http_request_duration_seconds",
@@ -143,12 +163,10 @@ public final class OriginMetrics: Sendable {
             )
             series.durations[route] = histogram
             series.bytes[route] = bytesOut
-            return (requests, histogram, bytesOut)
+            return RequestSeries(requests: requests, duration: histogram, bytes: bytesOut)
         }
-        requests.increment()
-        histogram.record(duration)
-        bytesOut.increment(by: max(0, bytes))
     }
+
     private static let knownMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "PUT", "POST", "DELETE"]
 
     /// A playlist body was sent: `bytes` on the wire in `encoding` (`gzip` or `identity`), and

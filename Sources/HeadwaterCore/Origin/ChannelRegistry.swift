@@ -1,10 +1,12 @@
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// The current snapshot of every channel. Publishers replace a channel's snapshot atomically;
 /// readers copy it out under a short lock and never hold it across work (STYLE.md §8.7).
 public final class ChannelRegistry: OriginContent {
     private let snapshots: NIOLockedValueBox<[String: ChannelSnapshot]>
     private let breaks: NIOLockedValueBox<[String: ChannelBreaks]>
+    private let publishes = Atomic<UInt64>(0)
 
     public init() {
         self.snapshots = NIOLockedValueBox([:])
@@ -25,7 +27,10 @@ public final class ChannelRegistry: OriginContent {
             snapshot.stitching = desk.advance(with: content)
         }
         snapshots.withLockedValue { $0[snapshot.name] = snapshot }
+        publishes.add(1, ordering: .releasing)
     }
+
+    public var publishCount: UInt64? { publishes.load(ordering: .acquiring) }
 
     /// The ad breaks of `channel`, when it stitches ads.
     public func breaks(of channel: String) -> ChannelBreaks? {
@@ -41,5 +46,6 @@ public final class ChannelRegistry: OriginContent {
     public func remove(_ channel: String) {
         _ = snapshots.withLockedValue { $0.removeValue(forKey: channel) }
         _ = breaks.withLockedValue { $0.removeValue(forKey: channel) }
+        publishes.add(1, ordering: .releasing)
     }
 }

@@ -40,34 +40,69 @@ struct AccessLogEntry {
 
     /// `rt`: seconds with µs precision.
     func line(duration: Int64) -> String {
-        var line = client
-        line.append(" - - [")
-        line.append(Self.commonLogTime(unixSeconds: receivedAt))
-        line.append("] \"")
-        line.append(method.rawValue)
-        line.append(" ")
+        var bytes: [UInt8] = []
+        appendLine(to: &bytes, duration: duration, time: Self.commonLogTime(unixSeconds: receivedAt))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The line's bytes (no line feed); `time` is ``commonLogTime(unixSeconds:)`` of ``receivedAt``
+    /// (formatted once per second by the caller's ``ResponseDates``).
+    func appendLine(to line: inout [UInt8], duration: Int64, time: String) {
+        line.reserveCapacity(line.count + 192 + uri.utf8.count + (userAgent?.utf8.count ?? 0))
+        line.append(contentsOf: client.utf8)
+        line.append(contentsOf: " - - [".utf8)
+        line.append(contentsOf: time.utf8)
+        line.append(contentsOf: "] \"".utf8)
+        line.append(contentsOf: method.rawValue.utf8)
+        line.append(UInt8(ascii: " "))
         Self.appendEscaped(Self.redactingSessionSignatures(uri), to: &line, limit: Self.maxTargetLength)
-        line.append(" HTTP/\(version.major).\(version.minor)\" \(status.code) \(bytes) \"")
+        line.append(contentsOf: " HTTP/".utf8)
+        Self.appendDecimal(version.major, to: &line)
+        line.append(UInt8(ascii: "."))
+        Self.appendDecimal(version.minor, to: &line)
+        line.append(contentsOf: "\" ".utf8)
+        Self.appendDecimal(Int(status.code), to: &line)
+        line.append(UInt8(ascii: " "))
+        Self.appendDecimal(Int(bytes), to: &line)
+        line.append(contentsOf: " \"".utf8)
         Self.appendEscaped(referer ?? "-", to: &line)
-        line.append("\" \"")
+        line.append(contentsOf: "\" \"".utf8)
         Self.appendEscaped(userAgent ?? "-", to: &line)
-        line.append("\" rt=")
-        line.append(FixedPoint.seconds(micros: duration, digits: 6))
-        line.append(" cache=")
-        line.append(cacheStatus.rawValue)
-        line.append(" sid=")
+        line.append(contentsOf: "\" rt=".utf8)
+        let micros = max(0, duration)
+        Self.appendDecimal(Int(micros / 1_000_000), to: &line)
+        line.append(UInt8(ascii: "."))
+        var scale = 100_000
+        let fraction = Int(micros % 1_000_000)
+        while scale > 0 {  // six digits, as FixedPoint.seconds(micros:digits: 6)
+            line.append(UInt8(ascii: "0") + UInt8(fraction / scale % 10))
+            scale /= 10
+        }
+        line.append(contentsOf: " cache=".utf8)
+        line.append(contentsOf: cacheStatus.rawValue.utf8)
+        line.append(contentsOf: " sid=".utf8)
         if let sessionID {
             Self.appendEscaped(sessionID, to: &line, escapingSpace: true)
         } else {
-            line.append("-")
+            line.append(UInt8(ascii: "-"))
         }
-        line.append(" enc=")
-        line.append(contentEncoding ?? "-")
-        return line
+        line.append(contentsOf: " enc=".utf8)
+        line.append(contentsOf: (contentEncoding ?? "-").utf8)
     }
 
-    func log(to logger: Logger, error: (any Error)?) {
+    /// Logs the line, with the same facts as metadata. To ``AccessLogLineHandler`` (the server's
+    /// own access log) the line's bytes go directly, without the metadata it would ignore.
+    /// - Parameter time: ``commonLogTime(unixSeconds:)`` of ``receivedAt``, if the caller has it.
+    func log(to logger: Logger, error: (any Error)?, time: String? = nil) {
         let micros = (NIODeadline.now() - started).nanoseconds / 1000
+        if logger.handler is AccessLogLineHandler {
+            guard logger.logLevel <= .info else { return }
+            var bytes: [UInt8] = []
+            appendLine(to: &bytes, duration: micros, time: time ?? Self.commonLogTime(unixSeconds: receivedAt))
+            bytes.append(UInt8(ascii: "\n"))
+            bytes.withUnsafeBytes { AccessLogLineHandler.emit($0) }
+            return
+        }
         var metadata: Logger.Metadata = [
             "client.address": "\(client)",
             "http.request.method": "\(method.rawValue)",
@@ -83,6 +118,16 @@ struct AccessLogEntry {
         if let contentEncoding { metadata["http.response.header.content-encoding"] = "\(contentEncoding)" }
         if let error { metadata["error.type"] = "\(error)" }
         logger.info("\(line(duration: micros))", metadata: metadata)
+    }
+
+    private static func appendDecimal(_ value: Int, to line: inout [UInt8]) {
+        if value < 0 {
+            line.append(UInt8(ascii: "-"))
+            appendDecimal(-value, to: &line)
+            return
+        }
+        if value >= 10 { appendDecimal(value / 10, to: &line) }
+        line.append(UInt8(ascii: "0") + UInt8(value % 10))
     }
 
     /// `uri` with the signature of every `session=<payload>.<signature>` token replaced by `-`: a
@@ -139,23 +184,24 @@ struct AccessLogEntry {
             + ":\(two(secondOfDay % 60)) +0000"
     }
 
-    private static let hexDigits: [Character] = Array("0123456789ABCDEF")
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     /// Appends `text` with `"`, `\` and bytes outside printable ASCII as `\xHH` (and spaces too
     /// with `escapingSpace`), at most `limit` bytes of it, then `...` if it was longer.
-    static func appendEscaped(_ text: String, to line: inout String, limit: Int = 1024, escapingSpace: Bool = false) {
+    static func appendEscaped(_ text: String, to line: inout [UInt8], limit: Int = 1024, escapingSpace: Bool = false) {
         var count = 0
         for byte in text.utf8 {
             if count == limit {
-                line.append("...")
+                line.append(contentsOf: "...".utf8)
                 return
             }
             count += 1
             let printable = byte > 0x20 && byte < 0x7F || (byte == 0x20 && !escapingSpace)
             if printable && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
-                line.unicodeScalars.append(Unicode.Scalar(byte))
+                line.append(byte)
             } else {
-                line.append("\\x")
+                line.append(UInt8(ascii: "\\"))
+                line.append(UInt8(ascii: "x"))
                 line.append(Self.hexDigits[Int(byte >> 4)])
                 line.append(Self.hexDigits[Int(byte & 0xF)])
             }

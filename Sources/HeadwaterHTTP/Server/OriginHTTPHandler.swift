@@ -55,10 +55,13 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let dates: NIOLoopBoundBox<ResponseDates>
     private var state: State = .idle
     private var lingerTimer: Scheduled<Void>?
+    /// Counts the responses this handler finished, for the connection's ``PlaylistFastPath``.
+    private let progress: FullPathProgress
 
-    init(environment: Environment, dates: NIOLoopBoundBox<ResponseDates>) {
+    init(environment: Environment, dates: NIOLoopBoundBox<ResponseDates>, progress: FullPathProgress = FullPathProgress()) {
         self.environment = environment
         self.dates = dates
+        self.progress = progress
     }
 
     // MARK: - Inbound
@@ -251,33 +254,10 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let bodyLength = response.bodyLength
         if exchange.head.method == .HEAD { response.discardBody() }
 
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(response.headers.count + 10)
-        dates.withValue { dates in
-            headers.add(name: "Date", value: dates.date(now: now))
-            if let policy = response.cachePolicy {
-                headers.add(name: "Cache-Control", value: policy.cacheControl)
-                if let maxAge = policy.maxAge {
-                    headers.add(name: "Expires", value: dates.expires(now: now, maxAge: maxAge))
-                }
-            }
-        }
-        headers.add(name: "Server", value: "headwater")
-        if let lastModified = response.lastModified {
-            headers.add(name: "Last-Modified", value: HTTPDate.format(unixSeconds: lastModified))
-        }
-        headers.add(contentsOf: response.headers)
-        if response.status.mayHaveResponseBody {
-            headers.add(name: "Content-Length", value: String(bodyLength))
-        }
-        if environment.cors {
-            headers.add(name: "Access-Control-Allow-Origin", value: CORS.allowOrigin)
-            headers.add(name: "Access-Control-Expose-Headers", value: CORS.exposeHeaders)
-        }
-        if !keepAlive {
-            headers.add(name: "Connection", value: "close")
-        } else if exchange.head.version == .http1_0 {
-            headers.add(name: "Connection", value: "keep-alive")
+        let headers = dates.withValue { dates in
+            Self.responseFields(
+                of: response, bodyLength: bodyLength, keepAlive: keepAlive, version: exchange.head.version, now: now,
+                cors: environment.cors, dates: &dates)
         }
 
         let head = HTTPResponseHead(version: .http1_1, status: response.status, headers: headers)
@@ -286,6 +266,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             response: response,
             bytes: exchange.head.method == .HEAD || !response.status.mayHaveResponseBody ? 0 : bodyLength
         )
+        if case .file = response.body { Self.cork(true, context: context) }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
 
         switch response.body {
@@ -298,6 +279,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             let region = FileRegion(fileHandle: file.handle, readerIndex: Int(offset), endIndex: Int(offset + count))
             context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region)))).assumeIsolated().whenComplete { result in
                 file.close()
+                Self.cork(false, context: context)
                 switch result {
                 case .success:
                     self.writeEnd(log: log, keepAlive: keepAlive, lingerAfterwards: false, context: context)
@@ -309,6 +291,62 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    /// `TCP_CORK` around a file response: the head waits for the first bytes `sendfile` sends
+    /// instead of going out as a packet of its own (as `TCP_NODELAY` would have it); the rest goes
+    /// in full segments; uncorking sends the last partial one. (nginx: `tcp_nopush`.)
+    private static func cork(_ on: Bool, context: ChannelHandlerContext) {
+        #if os(Linux)
+        try? context.channel.syncOptions?.setOption(Self.tcpCork, value: on ? 1 : 0)
+        #endif
+    }
+
+    #if os(Linux)
+    private static let tcpCork = ChannelOptions.Types.SocketOption(
+        level: NIOBSDSocket.OptionLevel.tcp, name: NIOBSDSocket.Option(rawValue: 3))  // TCP_CORK, linux/tcp.h
+    #endif
+
+    /// The fields of `response`'s head: its own, plus `Date`, `Cache-Control`/`Expires`, `Server`,
+    /// `Last-Modified`, `Content-Length`, CORS and `Connection`. Shared by ``write(_:for:context:lingerAfterwards:)``
+    /// and ``PlaylistFastPath`` (which encodes a playlist's whole response once per version and
+    /// second), so both paths send the same head.
+    static func responseFields(
+        of response: OriginResponse,
+        bodyLength: Int64,
+        keepAlive: Bool,
+        version: HTTPVersion,
+        now: Int64,
+        cors: Bool,
+        dates: inout ResponseDates
+    ) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(response.headers.count + 10)
+        headers.add(name: "Date", value: dates.date(now: now))
+        if let policy = response.cachePolicy {
+            headers.add(name: "Cache-Control", value: policy.cacheControl)
+            if let maxAge = policy.maxAge {
+                headers.add(name: "Expires", value: dates.expires(now: now, maxAge: maxAge))
+            }
+        }
+        headers.add(name: "Server", value: "headwater")
+        if let lastModified = response.lastModified {
+            headers.add(name: "Last-Modified", value: HTTPDate.format(unixSeconds: lastModified))
+        }
+        headers.add(contentsOf: response.headers)
+        if response.status.mayHaveResponseBody {
+            headers.add(name: "Content-Length", value: String(bodyLength))
+        }
+        if cors {
+            headers.add(name: "Access-Control-Allow-Origin", value: CORS.allowOrigin)
+            headers.add(name: "Access-Control-Expose-Headers", value: CORS.exposeHeaders)
+        }
+        if !keepAlive {
+            headers.add(name: "Connection", value: "close")
+        } else if version == .http1_0 {
+            headers.add(name: "Connection", value: "keep-alive")
+        }
+        return headers
+    }
+
     private func writeEnd(
         log: AccessLogEntry,
         keepAlive: Bool,
@@ -318,6 +356,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         if case .responding = state {
             state = keepAlive ? .idle : .closing
         }
+        progress.responsesFinished += 1
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { result in
             switch result {
             case .success:
@@ -335,15 +374,27 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func finish(_ entry: AccessLogEntry, error: (any Error)?) {
-        entry.log(to: environment.accessLogger, error: error)
+        let time = dates.withValue { $0.commonLogTime(now: entry.receivedAt) }
+        Self.record(entry, error: error, environment: environment, time: time)
+    }
+
+    /// Logs a request's access line and counts it in the metrics (also for ``PlaylistFastPath``).
+    /// - Parameter time: the access log's time of ``AccessLogEntry/receivedAt`` (``ResponseDates/commonLogTime(now:)``).
+    /// - Parameter series: the request's metric series, if the caller has looked it up already.
+    static func record(
+        _ entry: AccessLogEntry, error: (any Error)?, environment: Environment, time: String,
+        series: OriginMetrics.RequestSeries? = nil
+    ) {
+        entry.log(to: environment.accessLogger, error: error, time: time)
         let metrics = environment.metrics
-        metrics.requestServed(
-            route: entry.route,
-            method: entry.method.rawValue,
-            status: Int(entry.status.code),
-            duration: .nanoseconds((NIODeadline.now() - entry.started).nanoseconds),
-            bytes: entry.bytes
-        )
+        let duration = Duration.nanoseconds((NIODeadline.now() - entry.started).nanoseconds)
+        if let series {
+            series.record(duration: duration, bytes: entry.bytes)
+        } else {
+            metrics.requestServed(
+                route: entry.route, method: entry.method.rawValue, status: Int(entry.status.code), duration: duration,
+                bytes: entry.bytes)
+        }
         if let uncompressed = entry.uncompressedLength, entry.bytes > 0 {
             metrics.playlistSent(
                 gzip: entry.contentEncoding == "gzip",

@@ -91,34 +91,52 @@ struct OriginResponder {
     // MARK: - Playlists
 
     private func multivariantPlaylist(channel: String, headers: HTTPHeaders) -> OriginResponse {
-        guard let snapshot = content.snapshot(of: channel) else { return noChannel(channel) }
-        if case .starting = snapshot.state { return starting(snapshot) }
-        guard let playlist = snapshot.multivariant else {
-            return unavailable(snapshot, "channel \(quoted(channel)) has no multivariant playlist yet")
+        switch sharedPlaylist(channel: channel, rendition: nil) {
+        case .success(let (playlist, cachePolicy)): serve(playlist, cachePolicy: cachePolicy, headers: headers)
+        case .failure(let refusal): refusal.response
         }
-        return serve(playlist, cachePolicy: CachePolicy(.multivariantPlaylist), headers: headers)
     }
 
     private func mediaPlaylist(channel: String, rendition: String, headers: HTTPHeaders) -> OriginResponse {
-        guard let snapshot = content.snapshot(of: channel) else { return noChannel(channel) }
-        if case .starting = snapshot.state { return starting(snapshot) }
+        switch sharedPlaylist(channel: channel, rendition: rendition) {
+        case .success(let (playlist, cachePolicy)): serve(playlist, cachePolicy: cachePolicy, headers: headers)
+        case .failure(let refusal): refusal.response
+        }
+    }
+
+    /// Why there is no shared playlist to serve: the error response.
+    struct NoPlaylist: Error {
+        var response: OriginResponse
+    }
+
+    /// The current version of a channel's multivariant playlist (`rendition` `nil`) or media
+    /// playlist, with its cache policy; or the error response. Also how ``PlaylistFastPath`` checks
+    /// that the response it encoded is still the current one.
+    func sharedPlaylist(channel: String, rendition: String?) -> Result<(RenderedPlaylist, CachePolicy), NoPlaylist> {
+        guard let snapshot = content.snapshot(of: channel) else { return .failure(NoPlaylist(response: noChannel(channel))) }
+        if case .starting = snapshot.state { return .failure(NoPlaylist(response: starting(snapshot))) }
+        guard let rendition else {
+            guard let playlist = snapshot.multivariant else {
+                return .failure(
+                    NoPlaylist(response: unavailable(snapshot, "channel \(quoted(channel)) has no multivariant playlist yet")))
+            }
+            return .success((playlist, CachePolicy(.multivariantPlaylist)))
+        }
         guard let playlist = snapshot.mediaPlaylists[rendition] else {
             if snapshot.segments[rendition] != nil {
-                return unavailable(snapshot, "rendition \(quoted(rendition)) of \(quoted(channel)) has no playlist yet")
+                return .failure(
+                    NoPlaylist(
+                        response: unavailable(snapshot, "rendition \(quoted(rendition)) of \(quoted(channel)) has no playlist yet")))
             }
-            return noRendition(rendition, of: snapshot)
+            return .failure(NoPlaylist(response: noRendition(rendition, of: snapshot)))
         }
         let targetDuration = playlist.targetDuration ?? snapshot.targetDuration
-        return serve(
-            playlist,
-            cachePolicy: CachePolicy(.mediaPlaylist(targetDuration: targetDuration)),
-            headers: headers
-        )
+        return .success((playlist, CachePolicy(.mediaPlaylist(targetDuration: targetDuration))))
     }
 
     /// One version of a playlist: gzip when accepted (HLS-RULES G3), each representation with its
     /// own strong ETag, `Vary: Accept-Encoding` on both so a CDN keeps them apart.
-    private func serve(_ playlist: RenderedPlaylist, cachePolicy: CachePolicy, headers: HTTPHeaders) -> OriginResponse {
+    func serve(_ playlist: RenderedPlaylist, cachePolicy: CachePolicy, headers: HTTPHeaders) -> OriginResponse {
         let gzip = AcceptEncoding.acceptsGzip(headers.joined("accept-encoding"))
         let entityTag = gzip ? playlist.gzipEntityTag : playlist.entityTag
         var response = OriginResponse(status: .ok, cachePolicy: cachePolicy, lastModified: playlist.lastModified)

@@ -20,7 +20,8 @@ import Synchronization
 /// ``OriginServerConfiguration/shutdownGracePeriod``, closes whatever is left, and returns. On
 /// task cancellation it closes everything at once.
 ///
-/// Each connection's pipeline: `IdleStateHandler` (idle keep-alive timeout) → NIO's HTTP/1.1
+/// Each connection's pipeline: `IdleStateHandler` (idle keep-alive timeout) → ``PlaylistFastPath``
+/// (plain `GET`s of shared playlists, answered from bytes encoded once per version) → NIO's HTTP/1.1
 /// server pipeline with pipelining assistance (pipelined requests answered in order) and
 /// protocol-error handling (a malformed request gets 400 and a close) → ``OriginHTTPHandler``.
 public final class OriginServer: Service {
@@ -208,6 +209,7 @@ public final class OriginServer: Service {
             metrics: configuration.metrics
         )
         let dates = LoopResponseDates(group: group)
+        let playlists = LoopPreencodedPlaylists(group: group)
         let idleTimeout = TimeAmount(configuration.idleTimeout)
         let maxHeadBytes = configuration.maxRequestHeadBytes
         return ServerBootstrap(group: group)
@@ -221,6 +223,7 @@ public final class OriginServer: Service {
                         channel.pipeline.syncOperations,
                         environment: environment,
                         dates: dates.box(for: channel.eventLoop),
+                        playlists: playlists.box(for: channel.eventLoop),
                         idleTimeout: idleTimeout,
                         maxHeadBytes: maxHeadBytes
                     )
@@ -234,6 +237,8 @@ public final class OriginServer: Service {
         _ pipeline: ChannelPipeline.SynchronousOperations,
         environment: OriginHTTPHandler.Environment,
         dates: NIOLoopBoundBox<ResponseDates>,
+        playlists: NIOLoopBoundBox<PreencodedPlaylists>? = nil,
+        progress: FullPathProgress = FullPathProgress(),
         idleTimeout: TimeAmount,
         maxHeadBytes: Int
     ) throws {
@@ -241,6 +246,15 @@ public final class OriginServer: Service {
         limits.maxHeaderFieldSize = maxHeadBytes
         limits.maxHeaderListSize = maxHeadBytes
         try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+        try pipeline.addHandler(
+            PlaylistFastPath(
+                environment: environment,
+                dates: dates,
+                playlists: playlists ?? NIOLoopBoundBox.makeBoxSendingValue(PreencodedPlaylists(), eventLoop: pipeline.eventLoop),
+                progress: progress,
+                maxHeadBytes: maxHeadBytes
+            )
+        )
         try pipeline.configureHTTPServerPipeline(
             withPipeliningAssistance: true,
             withErrorHandling: true,
@@ -248,6 +262,6 @@ public final class OriginServer: Service {
             withEncoderConfiguration: HTTPResponseEncoder.Configuration(),
             withDecoderLimitConfiguration: limits
         )
-        try pipeline.addHandler(OriginHTTPHandler(environment: environment, dates: dates))
+        try pipeline.addHandler(OriginHTTPHandler(environment: environment, dates: dates, progress: progress))
     }
 }

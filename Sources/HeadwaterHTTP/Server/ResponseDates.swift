@@ -14,6 +14,8 @@ struct ResponseDates: Sendable {
     private var dates = HTTPDateCache()
     private var expiresSecond: Int64 = .min
     private var expires: [Int: String] = [:]
+    private var logSecond: Int64 = .min
+    private var logTime = ""
 
     init() {}
 
@@ -30,6 +32,15 @@ struct ResponseDates: Sendable {
         let formatted = HTTPDate.format(unixSeconds: now + Int64(maxAge))
         expires[maxAge] = formatted
         return formatted
+    }
+
+    /// The access log's time (``AccessLogEntry/commonLogTime(unixSeconds:)``), formatted once per second.
+    mutating func commonLogTime(now: Int64) -> String {
+        if now != logSecond {
+            logSecond = now
+            logTime = AccessLogEntry.commonLogTime(unixSeconds: now)
+        }
+        return logTime
     }
 
     /// The wall clock, Unix seconds.

@@ -1,0 +1,134 @@
+import HeadwaterCore
+import NIOCore
+import NIOHTTP1
+
+/// One event loop's shared playlist responses, each encoded whole (status line, fields, body) once
+/// per playlist version and wall-clock second, in identity and gzip form, so ``PlaylistFastPath``
+/// answers a request by writing one buffer it already has.
+///
+/// The bytes come from the full path's own parts (``OriginResponder/serve(_:cachePolicy:headers:)``
+/// and ``OriginHTTPHandler/responseFields(of:bodyLength:keepAlive:version:now:cors:dates:)``), so
+/// both paths answer alike; `Date` and `Expires` are why an encoding lasts one second at most.
+/// Confined to its event loop (``LoopPreencodedPlaylists``): no locks.
+final class PreencodedPlaylists {
+    /// One encoded response.
+    struct Encoded {
+        /// Status line, fields, empty line and body.
+        var bytes: ByteBuffer
+        /// Bytes up to and including the empty line (what a `HEAD` gets).
+        var headLength: Int
+        /// For the access log and metrics.
+        var bodyLength: Int64
+        var uncompressedLength: Int64
+        var contentEncoding: String?
+    }
+
+    /// A request-target known to name a shared playlist, and its current encodings.
+    final class Entry {
+        let target: [UInt8]
+        let channel: String
+        /// `nil` for the multivariant playlist.
+        let rendition: String?
+        /// The route template, for the access log and metrics.
+        let template: String
+        /// The identity ETag of the version encoded, and the second the encodings are for.
+        var entityTag = ""
+        var second: Int64 = .min
+        /// ``OriginContent/publishCount`` read before the version encoded was fetched: while it
+        /// stays the same, that version is still current.
+        var publishCount: UInt64?
+        /// Metric series of this playlist's `GET` and `HEAD` 200s, looked up on first use.
+        var getSeries: OriginMetrics.RequestSeries?
+        var headSeries: OriginMetrics.RequestSeries?
+        var identity: Encoded?
+        var gzip: Encoded?
+
+        init(target: [UInt8], channel: String, rendition: String?, template: String) {
+            self.target = target
+            self.channel = channel
+            self.rendition = rendition
+            self.template = template
+        }
+    }
+
+    /// Distinct request-targets remembered; past this, new ones take the full path. A target is
+    /// remembered only once it answered 200, so the bound is on real playlists' spellings.
+    static let capacity = 512
+
+    private var entries: [UInt64: [Entry]] = [:]
+    private var count = 0
+
+    init() {}
+
+    /// The entry for `target`, if remembered.
+    func entry(for target: UnsafeBufferPointer<UInt8>) -> Entry? {
+        guard let bucket = entries[Self.hash(target)] else { return nil }
+        return bucket.first { $0.target.elementsEqual(target) }
+    }
+
+    /// Remembers `entry`, unless full.
+    func remember(_ entry: Entry) {
+        guard count < Self.capacity else { return }
+        count += 1
+        let hash = entry.target.withUnsafeBufferPointer { Self.hash($0) }
+        entries[hash, default: []].append(entry)
+    }
+
+    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var hash = FNV1a64.offsetBasis
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* FNV1a64.prime }
+        return hash
+    }
+
+    /// Encodes `response` (a 200 with a bytes body) whole, as the full path would write it on a
+    /// keep-alive HTTP/1.1 connection at `now`.
+    static func encode(
+        _ response: OriginResponse,
+        now: Int64,
+        cors: Bool,
+        dates: inout ResponseDates
+    ) -> Encoded? {
+        guard case .bytes(let body) = response.body, response.status == .ok else { return nil }
+        let fields = OriginHTTPHandler.responseFields(
+            of: response, bodyLength: Int64(body.readableBytes), keepAlive: true, version: .http1_1, now: now,
+            cors: cors, dates: &dates)
+        var bytes = ByteBuffer()
+        bytes.reserveCapacity(256 + body.readableBytes)
+        bytes.writeString("HTTP/1.1 \(response.status.code) \(response.status.reasonPhrase)\r\n")
+        for (name, value) in fields {
+            bytes.writeString(name)
+            bytes.writeStaticString(": ")
+            bytes.writeString(value)
+            bytes.writeStaticString("\r\n")
+        }
+        bytes.writeStaticString("\r\n")
+        let headLength = bytes.readableBytes
+        bytes.writeImmutableBuffer(body)
+        return Encoded(
+            bytes: bytes,
+            headLength: headLength,
+            bodyLength: Int64(body.readableBytes),
+            uncompressedLength: response.uncompressedLength ?? Int64(body.readableBytes),
+            contentEncoding: response.headers.first(name: "content-encoding")
+        )
+    }
+}
+
+/// One ``PreencodedPlaylists`` per event loop of a group.
+struct LoopPreencodedPlaylists: Sendable {
+    private let boxes: [ObjectIdentifier: NIOLoopBoundBox<PreencodedPlaylists>]
+
+    init(group: any EventLoopGroup) {
+        var boxes: [ObjectIdentifier: NIOLoopBoundBox<PreencodedPlaylists>] = [:]
+        for loop in group.makeIterator() {
+            boxes[ObjectIdentifier(loop)] = NIOLoopBoundBox.makeBoxSendingValue(PreencodedPlaylists(), eventLoop: loop)
+        }
+        self.boxes = boxes
+    }
+
+    /// The box of `loop`, or a new one for a loop outside the group (`EmbeddedEventLoop` in tests).
+    /// Call on `loop`.
+    func box(for loop: any EventLoop) -> NIOLoopBoundBox<PreencodedPlaylists> {
+        boxes[ObjectIdentifier(loop)] ?? NIOLoopBoundBox.makeBoxSendingValue(PreencodedPlaylists(), eventLoop: loop)
+    }
+}
