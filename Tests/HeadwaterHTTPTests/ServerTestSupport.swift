@@ -313,7 +313,7 @@ struct RawResponse {
 struct PipelineHarness {
     let channel: EmbeddedChannel
     /// Responses the full path (NIO's decoder and `OriginHTTPHandler`) finished; the rest came
-    /// from `PlaylistFastPath`.
+    /// from `OriginFastPath`.
     let fullPath = FullPathProgress()
     var isActive: Bool { channel.isActive }
 

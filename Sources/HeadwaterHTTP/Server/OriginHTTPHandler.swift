@@ -55,7 +55,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let dates: NIOLoopBoundBox<ResponseDates>
     private var state: State = .idle
     private var lingerTimer: Scheduled<Void>?
-    /// Counts the responses this handler finished, for the connection's ``PlaylistFastPath``.
+    /// Counts the responses this handler finished, for the connection's ``OriginFastPath``.
     private let progress: FullPathProgress
 
     init(environment: Environment, dates: NIOLoopBoundBox<ResponseDates>, progress: FullPathProgress = FullPathProgress()) {
@@ -266,7 +266,13 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             response: response,
             bytes: exchange.head.method == .HEAD || !response.status.mayHaveResponseBody ? 0 : bodyLength
         )
-        if case .file = response.body { Self.cork(true, context: context) }
+        let corked: Bool
+        if case .file(_, _, let count) = response.body, count <= Self.corkedBodyLimit {
+            Self.cork(true, context: context)
+            corked = true
+        } else {
+            corked = false
+        }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
 
         switch response.body {
@@ -279,7 +285,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             let region = FileRegion(fileHandle: file.handle, readerIndex: Int(offset), endIndex: Int(offset + count))
             context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region)))).assumeIsolated().whenComplete { result in
                 file.close()
-                Self.cork(false, context: context)
+                if corked { Self.cork(false, context: context) }
                 switch result {
                 case .success:
                     self.writeEnd(log: log, keepAlive: keepAlive, lingerAfterwards: false, context: context)
@@ -293,12 +299,17 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// `TCP_CORK` around a file response: the head waits for the first bytes `sendfile` sends
     /// instead of going out as a packet of its own (as `TCP_NODELAY` would have it); the rest goes
-    /// in full segments; uncorking sends the last partial one. (nginx: `tcp_nopush`.)
-    private static func cork(_ on: Bool, context: ChannelHandlerContext) {
+    /// in full segments; uncorking sends the last partial one. (nginx: `tcp_nopush`.) Only for
+    /// bodies up to ``corkedBodyLimit``: a lone head packet costs little against a larger body,
+    /// and holding back partial segments of a body that outlasts the socket buffer measured slower
+    /// (`headwater-bench all`, 1 MiB segments).
+    static func cork(_ on: Bool, context: ChannelHandlerContext) {
         #if os(Linux)
         try? context.channel.syncOptions?.setOption(Self.tcpCork, value: on ? 1 : 0)
         #endif
     }
+
+    static let corkedBodyLimit: Int64 = 256 * 1024
 
     #if os(Linux)
     private static let tcpCork = ChannelOptions.Types.SocketOption(
@@ -307,7 +318,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// The fields of `response`'s head: its own, plus `Date`, `Cache-Control`/`Expires`, `Server`,
     /// `Last-Modified`, `Content-Length`, CORS and `Connection`. Shared by ``write(_:for:context:lingerAfterwards:)``
-    /// and ``PlaylistFastPath`` (which encodes a playlist's whole response once per version and
+    /// and ``OriginFastPath`` (which encodes a playlist's whole response once per version and
     /// second), so both paths send the same head.
     static func responseFields(
         of response: OriginResponse,
@@ -378,7 +389,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         Self.record(entry, error: error, environment: environment, time: time)
     }
 
-    /// Logs a request's access line and counts it in the metrics (also for ``PlaylistFastPath``).
+    /// Logs a request's access line and counts it in the metrics (also for ``OriginFastPath``).
     /// - Parameter time: the access log's time of ``AccessLogEntry/receivedAt`` (``ResponseDates/commonLogTime(now:)``).
     /// - Parameter series: the request's metric series, if the caller has looked it up already.
     static func record(

@@ -110,7 +110,7 @@ struct OriginResponder {
     }
 
     /// The current version of a channel's multivariant playlist (`rendition` `nil`) or media
-    /// playlist, with its cache policy; or the error response. Also how ``PlaylistFastPath`` checks
+    /// playlist, with its cache policy; or the error response. Also how ``OriginFastPath`` checks
     /// that the response it encoded is still the current one.
     func sharedPlaylist(channel: String, rendition: String?) -> Result<(RenderedPlaylist, CachePolicy), NoPlaylist> {
         guard let snapshot = content.snapshot(of: channel) else { return .failure(NoPlaylist(response: noChannel(channel))) }

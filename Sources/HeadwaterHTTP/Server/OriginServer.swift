@@ -20,7 +20,7 @@ import Synchronization
 /// ``OriginServerConfiguration/shutdownGracePeriod``, closes whatever is left, and returns. On
 /// task cancellation it closes everything at once.
 ///
-/// Each connection's pipeline: `IdleStateHandler` (idle keep-alive timeout) → ``PlaylistFastPath``
+/// Each connection's pipeline: `IdleStateHandler` (idle keep-alive timeout) → ``OriginFastPath``
 /// (plain `GET`s of shared playlists, answered from bytes encoded once per version) → NIO's HTTP/1.1
 /// server pipeline with pipelining assistance (pipelined requests answered in order) and
 /// protocol-error handling (a malformed request gets 400 and a close) → ``OriginHTTPHandler``.
@@ -247,7 +247,7 @@ public final class OriginServer: Service {
         limits.maxHeaderListSize = maxHeadBytes
         try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
         try pipeline.addHandler(
-            PlaylistFastPath(
+            OriginFastPath(
                 environment: environment,
                 dates: dates,
                 playlists: playlists ?? NIOLoopBoundBox.makeBoxSendingValue(PreencodedPlaylists(), eventLoop: pipeline.eventLoop),

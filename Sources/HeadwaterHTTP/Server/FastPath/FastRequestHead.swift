@@ -1,9 +1,9 @@
-/// What ``PlaylistFastPath`` needs of one request head, read straight from the received bytes.
+/// What ``OriginFastPath`` needs of one request head, read straight from the received bytes.
 ///
 /// Only the plainest requests qualify: `GET` or `HEAD`, an origin-form target without a query,
 /// `HTTP/1.1`, CRLF line ends, well-formed fields, and none of the fields that change the answer or
-/// the framing (`Range`, `If-*`, `Content-Length`, `Transfer-Encoding`, `Expect`, `Upgrade`, a
-/// `Connection` other than `keep-alive`, a repeated `Accept-Encoding`). Everything else is left to
+/// the framing (`If-*`, `Content-Length`, `Transfer-Encoding`, `Expect`, `Upgrade`, a `Connection`
+/// other than `keep-alive`, a repeated `Accept-Encoding` or `Range`). One `Range` is allowed. Everything else is left to
 /// NIO's HTTP/1 decoder and ``OriginHTTPHandler``, which answer it in full (and reject what is
 /// malformed): the fast path decides nothing the full path would decide differently.
 struct FastRequestHead: Equatable {
@@ -16,6 +16,8 @@ struct FastRequestHead: Equatable {
     var target: Range<Int>
     /// `Accept-Encoding` allows gzip (``AcceptEncoding/acceptsGzip(_:)``).
     var acceptsGzip: Bool
+    /// The `Range` field's value (segments and static files honour it; playlists go to the full path with one).
+    var range: Range<Int>?
     /// Value ranges of the fields the access log records.
     var userAgent: Range<Int>?
     var referer: Range<Int>?
@@ -77,6 +79,7 @@ extension FastRequestScan {
         var head = FastRequestHead(method: method, target: target, acceptsGzip: false, length: 0)
         var mayHaveBody = false
         var sawAcceptEncoding = false
+        var sawRange = false
         var start = lineFeed + 1
         while true {
             guard let end = lineEnd(b, from: start) else { return .incomplete }
@@ -100,6 +103,10 @@ extension FastRequestScan {
                 if sawAcceptEncoding { fast = false }  // repeated: the full path joins them
                 sawAcceptEncoding = true
                 head.acceptsGzip = AcceptEncoding.acceptsGzip(bytes: UnsafeBufferPointer(rebasing: b[value]))
+            case .range:
+                if sawRange { fast = false }
+                sawRange = true
+                head.range = value
             case .connection:
                 if !HTTPSyntax.equalsLowercase(b, value, "keep-alive") { fast = false }
             case .framing:
@@ -123,12 +130,12 @@ extension FastRequestScan {
 
     /// The fields the scanner looks at, by lower-cased name.
     private enum Field {
-        case acceptEncoding, connection, framing, conditionalOrOther, userAgent, referer, sessionID, ignored
+        case acceptEncoding, range, connection, framing, conditionalOrOther, userAgent, referer, sessionID, ignored
 
         init(_ b: UnsafeBufferPointer<UInt8>, _ name: Range<Int>) {
             func named(_ literal: StaticString) -> Bool { HTTPSyntax.equalsLowercase(b, name, literal) }
             switch name.count {
-            case 5 where named("range"): self = .conditionalOrOther
+            case 5 where named("range"): self = .range
             case 6 where named("expect"): self = .conditionalOrOther
             case 7 where named("upgrade"): self = .conditionalOrOther
             case 7 where named("referer"): self = .referer

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 
 /// One event loop's shared playlist responses, each encoded whole (status line, fields, body) once
-/// per playlist version and wall-clock second, in identity and gzip form, so ``PlaylistFastPath``
+/// per playlist version and wall-clock second, in identity and gzip form, so ``OriginFastPath``
 /// answers a request by writing one buffer it already has.
 ///
 /// The bytes come from the full path's own parts (``OriginResponder/serve(_:cachePolicy:headers:)``
@@ -94,14 +94,7 @@ final class PreencodedPlaylists {
             cors: cors, dates: &dates)
         var bytes = ByteBuffer()
         bytes.reserveCapacity(256 + body.readableBytes)
-        bytes.writeString("HTTP/1.1 \(response.status.code) \(response.status.reasonPhrase)\r\n")
-        for (name, value) in fields {
-            bytes.writeString(name)
-            bytes.writeStaticString(": ")
-            bytes.writeString(value)
-            bytes.writeStaticString("\r\n")
-        }
-        bytes.writeStaticString("\r\n")
+        writeHead(status: response.status, fields: fields, to: &bytes)
         let headLength = bytes.readableBytes
         bytes.writeImmutableBuffer(body)
         return Encoded(
@@ -111,6 +104,20 @@ final class PreencodedPlaylists {
             uncompressedLength: response.uncompressedLength ?? Int64(body.readableBytes),
             contentEncoding: response.headers.first(name: "content-encoding")
         )
+    }
+}
+
+extension PreencodedPlaylists {
+    /// A response head as NIO's `HTTPResponseEncoder` writes it: status line, fields, empty line.
+    static func writeHead(status: HTTPResponseStatus, fields: HTTPHeaders, to bytes: inout ByteBuffer) {
+        bytes.writeString("HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
+        for (name, value) in fields {
+            bytes.writeString(name)
+            bytes.writeStaticString(": ")
+            bytes.writeString(value)
+            bytes.writeStaticString("\r\n")
+        }
+        bytes.writeStaticString("\r\n")
     }
 }
 

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 
 /// How many responses the full path (``OriginHTTPHandler``) has finished on one connection, so
-/// ``PlaylistFastPath`` knows when it may answer again without overtaking one. Shared by the two
+/// ``OriginFastPath`` knows when it may answer again without overtaking one. Shared by the two
 /// handlers of one connection, on its event loop.
 final class FullPathProgress {
     var responsesFinished = 0
@@ -13,9 +13,11 @@ final class FullPathProgress {
 extension FullPathProgress: Sendable {}
 
 /// The first handler after the socket: answers the requests that make up most of an origin's
-/// traffic — `GET`/`HEAD` of a shared live playlist, without conditions or ranges — by writing a
-/// response encoded once per version and second (``PreencodedPlaylists``), without NIO's HTTP/1
-/// decoder, the request and response objects, or per-request allocation of the body.
+/// traffic — plain `GET`/`HEAD`s of shared live playlists, segments and static files (with one
+/// `Range`, without conditions) — without NIO's HTTP/1 decoder, encoder and header validation.
+/// A playlist's response is written from bytes encoded once per version and second
+/// (``PreencodedPlaylists``); a file's head is encoded here and its body follows by `sendfile`.
+/// Which response it is comes from ``OriginResponder``, as on the full path.
 ///
 /// Everything else goes, as received, to NIO's HTTP/1 pipeline and ``OriginHTTPHandler``, which
 /// answer it in full. The two never overlap or reorder on a connection:
@@ -29,10 +31,10 @@ extension FullPathProgress: Sendable {}
 ///   full path's back-pressure applies.
 ///
 /// Each request still gets its access-log line and metrics, as on the full path.
-final class PlaylistFastPath: ChannelInboundHandler, RemovableChannelHandler {
+final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
-    typealias OutboundOut = ByteBuffer
+    typealias OutboundOut = IOData
 
     private enum Mode {
         /// At a request boundary; `pending` holds the start of a head.
@@ -61,6 +63,11 @@ final class PlaylistFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// Something went down the pipeline since the last `channelReadComplete`, which must follow it.
     private var forwarded = false
     private var client: String?
+    /// A file body this handler wrote is still going out; a request arriving meanwhile goes to the
+    /// full path (whose back-pressure holds it), so a connection never has two files in flight.
+    private var fileInFlight = false
+    /// Graceful shutdown was asked for while a file was going out: close once it has.
+    private var closeAfterFile = false
 
     init(
         environment: OriginHTTPHandler.Environment,
@@ -96,6 +103,15 @@ final class PlaylistFastPath: ChannelInboundHandler, RemovableChannelHandler {
             break
         }
         var input = unwrapInboundIn(data)
+        if fileInFlight {
+            if var start = pending {
+                pending = nil
+                start.writeBuffer(&input)
+                input = start
+            }
+            handOver(input, wholeRequest: false, context: context)
+            return
+        }
         if var start = pending {
             pending = nil
             start.writeBuffer(&input)
@@ -145,6 +161,20 @@ final class PlaylistFastPath: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    /// While a file this handler wrote is going out, the connection is busy, not idle: the idle
+    /// timeout does not close it, and graceful shutdown closes it once the file is out. (At any
+    /// other time the full path's handlers, which see such a connection as idle, decide.)
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if fileInFlight {
+            if event is IdleStateHandler.IdleStateEvent { return }
+            if event is ChannelShouldQuiesceEvent {
+                closeAfterFile = true
+                return
+            }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     /// Gives `input` to the full path: to wait for its answer if it is one whole request, else for good.
     private func handOver(_ input: ByteBuffer, wholeRequest: Bool, context: ChannelHandlerContext) {
         if unflushed {
@@ -156,52 +186,104 @@ final class PlaylistFastPath: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelRead(wrapInboundOut(input))
     }
 
-    /// Writes the answer to `head` if it is a shared playlist's 200; `false` to let the full path answer.
+    /// Writes the answer to `head` if it is a shared playlist's 200, a segment or a static file;
+    /// `false` to let the full path answer.
     private func answer(_ head: FastRequestHead, in input: ByteBuffer, context: ChannelHandlerContext) -> Bool {
         let started = NIODeadline.now()
         let now = environment.now()
-        let found: (PreencodedPlaylists.Entry, PreencodedPlaylists.Encoded)? = input.withUnsafeReadableBytes { raw in
-            let bytes = raw.withMemoryRebound(to: UInt8.self) { $0 }
-            return encoded(target: UnsafeBufferPointer(rebasing: bytes[head.target]), gzip: head.acceptsGzip, now: now)
-        }
-        guard let (entry, encoded) = found else { return false }
         let isHead = head.method == .head
-        let bytes = isHead ? encoded.bytes.getSlice(at: encoded.bytes.readerIndex, length: encoded.headLength)! : encoded.bytes
-        context.write(wrapOutboundOut(bytes), promise: nil)
-        unflushed = true
-
         func field(_ range: Range<Int>?) -> String? {
             range.flatMap { input.getString(at: input.readerIndex + $0.lowerBound, length: $0.count) }
         }
         if client == nil { client = context.remoteAddress?.ipAddress ?? "-" }
-        let uri = field(head.target) ?? "/"
-        let log = AccessLogEntry(
-            client: client ?? "-",
-            receivedAt: now,
-            method: isHead ? .HEAD : .GET,
-            uri: uri,
-            version: .http1_1,
-            route: entry.template,
-            path: uri,
-            status: .ok,
-            bytes: isHead ? 0 : encoded.bodyLength,
-            referer: field(head.referer),
-            userAgent: field(head.userAgent),
-            sessionID: field(head.sessionID).map { String($0.prefix(128)) },
-            cacheStatus: .hit,
-            contentEncoding: encoded.contentEncoding,
-            uncompressedLength: encoded.uncompressedLength,
-            started: started
-        )
-        let time = dates.withValue { $0.commonLogTime(now: now) }
-        let series: OriginMetrics.RequestSeries
-        if let known = isHead ? entry.headSeries : entry.getSeries {
-            series = known
-        } else {
-            series = environment.metrics.requestSeries(route: entry.template, method: isHead ? "HEAD" : "GET", status: 200)
-            if isHead { entry.headSeries = series } else { entry.getSeries = series }
+        func entry(uri: String, route: String, response: (status: HTTPResponseStatus, bytes: Int64, cache: CacheStatus), encoding: String?, uncompressed: Int64?) -> AccessLogEntry {
+            AccessLogEntry(
+                client: client ?? "-", receivedAt: now, method: isHead ? .HEAD : .GET, uri: uri, version: .http1_1,
+                route: route, path: uri, status: response.status, bytes: response.bytes, referer: field(head.referer),
+                userAgent: field(head.userAgent), sessionID: field(head.sessionID).map { String($0.prefix(128)) },
+                cacheStatus: response.cache, contentEncoding: encoding, uncompressedLength: uncompressed, started: started)
         }
-        OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series)
+
+        if head.range == nil {
+            let found: (PreencodedPlaylists.Entry, PreencodedPlaylists.Encoded)? = input.withUnsafeReadableBytes { raw in
+                let bytes = raw.withMemoryRebound(to: UInt8.self) { $0 }
+                return encoded(target: UnsafeBufferPointer(rebasing: bytes[head.target]), gzip: head.acceptsGzip, now: now)
+            }
+            if let (playlist, encoded) = found {
+                let bytes = isHead ? encoded.bytes.getSlice(at: encoded.bytes.readerIndex, length: encoded.headLength)! : encoded.bytes
+                context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
+                unflushed = true
+                let uri = field(head.target) ?? "/"
+                let log = entry(
+                    uri: uri, route: playlist.template, response: (.ok, isHead ? 0 : encoded.bodyLength, .hit),
+                    encoding: encoded.contentEncoding, uncompressed: encoded.uncompressedLength)
+                let series: OriginMetrics.RequestSeries
+                if let known = isHead ? playlist.headSeries : playlist.getSeries {
+                    series = known
+                } else {
+                    series = environment.metrics.requestSeries(route: playlist.template, method: isHead ? "HEAD" : "GET", status: 200)
+                    if isHead { playlist.headSeries = series } else { playlist.getSeries = series }
+                }
+                let time = dates.withValue { $0.commonLogTime(now: now) }
+                OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series)
+                return true
+            }
+        }
+
+        // Segments and static files: the responder decides, this writes.
+        guard let uri = field(head.target), case .success(let route) = Route.parse(uri) else { return false }
+        switch route {
+        case .segment, .staticFile: break
+        default: return false
+        }
+        var headers = HTTPHeaders()
+        if let range = field(head.range) { headers.add(name: "Range", value: range) }
+        var response = environment.responder.respond(method: .GET, route: route, headers: headers)
+        guard !response.closeConnection else {
+            response.discardBody()
+            return false
+        }
+        let bodyLength = response.bodyLength
+        if isHead { response.discardBody() }
+        let cors = environment.cors
+        let fields = dates.withValue { dates in
+            OriginHTTPHandler.responseFields(
+                of: response, bodyLength: bodyLength, keepAlive: true, version: .http1_1, now: now, cors: cors, dates: &dates)
+        }
+        var bytes = context.channel.allocator.buffer(capacity: 512)
+        PreencodedPlaylists.writeHead(status: response.status, fields: fields, to: &bytes)
+        let log = entry(
+            uri: uri, route: route.template,
+            response: (response.status, isHead || !response.status.mayHaveResponseBody ? 0 : bodyLength, response.cacheStatus),
+            encoding: response.headers.first(name: "content-encoding"), uncompressed: response.uncompressedLength)
+        let time = dates.withValue { $0.commonLogTime(now: now) }
+        switch response.body {
+        case .empty:
+            context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
+            unflushed = true
+            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time)
+        case .bytes(let body):
+            bytes.writeImmutableBuffer(body)
+            context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
+            unflushed = true
+            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time)
+        case .file(let file, let offset, let count):
+            let corked = count <= OriginHTTPHandler.corkedBodyLimit
+            if corked { OriginHTTPHandler.cork(true, context: context) }
+            context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
+            let region = FileRegion(fileHandle: file.handle, readerIndex: Int(offset), endIndex: Int(offset + count))
+            fileInFlight = true
+            unflushed = false
+            let environment = self.environment
+            context.writeAndFlush(wrapOutboundOut(.fileRegion(region))).assumeIsolated().whenComplete { result in
+                file.close()
+                if corked { OriginHTTPHandler.cork(false, context: context) }
+                self.fileInFlight = false
+                let error: (any Error)? = if case .failure(let error) = result { error } else { nil }
+                OriginHTTPHandler.record(log, error: error, environment: environment, time: time)
+                if error != nil || self.closeAfterFile { context.close(promise: nil) }
+            }
+        }
         return true
     }
 
@@ -271,4 +353,4 @@ final class PlaylistFastPath: ChannelInboundHandler, RemovableChannelHandler {
 }
 
 @available(*, unavailable)
-extension PlaylistFastPath: Sendable {}
+extension OriginFastPath: Sendable {}
