@@ -118,6 +118,10 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             input = start
         }
         while input.readableBytes > 0 {
+            if fileInFlight {  // pipelined behind a file of ours: one file in flight at most
+                handOver(input, wholeRequest: false, context: context)
+                return
+            }
             let scan = input.withUnsafeReadableBytes { raw in
                 FastRequestScan.scan(raw.withMemoryRebound(to: UInt8.self) { $0 })
             }
