@@ -1,6 +1,6 @@
 /// What ``OriginFastPath`` needs of one request head, read straight from the received bytes.
 ///
-/// Only the plainest requests qualify: `GET` or `HEAD`, an origin-form target without a query,
+/// Only the plainest requests qualify: `GET` or `HEAD`, an origin-form target,
 /// `HTTP/1.1`, CRLF line ends, well-formed fields, and none of the fields that change the answer or
 /// the framing (`If-*`, `Content-Length`, `Transfer-Encoding`, `Expect`, `Upgrade`, a `Connection`
 /// other than `keep-alive`, a repeated `Accept-Encoding` or `Range`). One `Range` is allowed. Everything else is left to
@@ -64,10 +64,7 @@ extension FastRequestScan {
             i = space + 1
         }
         let targetStart = i
-        while i < line.upperBound, b[i] > 0x20, b[i] < 0x7F {
-            if b[i] == UInt8(ascii: "?") { fast = false }
-            i += 1
-        }
+        while i < line.upperBound, b[i] > 0x20, b[i] < 0x7F { i += 1 }
         let target = targetStart..<i
         guard !target.isEmpty, startsWith(b, i..<line.upperBound, " HTTP/1."), line.upperBound - i == 9 else {
             return .unrecognized

@@ -14,7 +14,8 @@ extension FullPathProgress: Sendable {}
 
 /// The first handler after the socket: answers the requests that make up most of an origin's
 /// traffic — plain `GET`/`HEAD`s of shared live playlists, segments and static files (with one
-/// `Range`, without conditions) — without NIO's HTTP/1 decoder, encoder and header validation.
+/// `Range`, without conditions), and viewers' stitched playlists — without NIO's HTTP/1 decoder,
+/// encoder and header validation.
 /// A playlist's response is written from bytes encoded once per version and second
 /// (``PreencodedPlaylists``); a file's head is encoded here and its body follows by `sendfile`.
 /// Which response it is comes from ``OriginResponder``, as on the full path.
@@ -234,14 +235,17 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             }
         }
 
-        // Segments and static files: the responder decides, this writes.
+        // Segments, static files and stitched playlists: the responder decides, this writes. (They
+        // read no request field but these two; a session's start reads them all, so the full path
+        // takes it.)
         guard let uri = field(head.target), case .success(let route) = Route.parse(uri) else { return false }
         switch route {
-        case .segment, .staticFile: break
+        case .segment, .staticFile, .stitchedPlaylist: break
         default: return false
         }
         var headers = HTTPHeaders()
         if let range = field(head.range) { headers.add(name: "Range", value: range) }
+        if head.acceptsGzip { headers.add(name: "Accept-Encoding", value: "gzip") }
         var response = environment.responder.respond(method: .GET, route: route, headers: headers)
         guard !response.closeConnection else {
             response.discardBody()
