@@ -208,8 +208,8 @@ public final class OriginServer: Service {
             accessLogger: accessLogger,
             metrics: configuration.metrics
         )
-        let dates = LoopResponseDates(group: group)
-        let playlists = LoopPreencodedPlaylists(group: group)
+        let dates = LoopLocal(group: group) { ResponseDates() }
+        let playlists = LoopLocal(group: group) { PreencodedPlaylists() }
         let idleTimeout = TimeAmount(configuration.idleTimeout)
         let maxHeadBytes = configuration.maxRequestHeadBytes
         return ServerBootstrap(group: group)

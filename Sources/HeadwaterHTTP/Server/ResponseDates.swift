@@ -9,7 +9,7 @@ import Darwin
 #endif
 
 /// `Date` and `Expires` values, formatted at most once per second (per `max-age` for `Expires`).
-/// One per event loop (``LoopResponseDates``), so the hot path formats no dates.
+/// One per event loop (``LoopLocal``), so the hot path formats no dates.
 struct ResponseDates: Sendable {
     private var dates = HTTPDateCache()
     private var expiresSecond: Int64 = .min
@@ -49,21 +49,24 @@ struct ResponseDates: Sendable {
     }
 }
 
-/// One ``ResponseDates`` per event loop of a group, handed to each connection's handler.
-struct LoopResponseDates: Sendable {
-    private let boxes: [ObjectIdentifier: NIOLoopBoundBox<ResponseDates>]
+/// One `Value` per event loop of a group (``ResponseDates``, ``PreencodedPlaylists``), handed to
+/// each connection's handlers, so per-loop caches need no locks.
+struct LoopLocal<Value>: Sendable {
+    private let boxes: [ObjectIdentifier: NIOLoopBoundBox<Value>]
+    private let make: @Sendable () -> Value
 
-    init(group: any EventLoopGroup) {
-        var boxes: [ObjectIdentifier: NIOLoopBoundBox<ResponseDates>] = [:]
+    init(group: any EventLoopGroup, make: @escaping @Sendable () -> Value) {
+        var boxes: [ObjectIdentifier: NIOLoopBoundBox<Value>] = [:]
         for loop in group.makeIterator() {
-            boxes[ObjectIdentifier(loop)] = NIOLoopBoundBox.makeBoxSendingValue(ResponseDates(), eventLoop: loop)
+            boxes[ObjectIdentifier(loop)] = NIOLoopBoundBox.makeBoxSendingValue(make(), eventLoop: loop)
         }
         self.boxes = boxes
+        self.make = make
     }
 
     /// The box of `loop`, or a new one for a loop outside the group (`EmbeddedEventLoop` in tests).
     /// Call on `loop`.
-    func box(for loop: any EventLoop) -> NIOLoopBoundBox<ResponseDates> {
-        boxes[ObjectIdentifier(loop)] ?? NIOLoopBoundBox(ResponseDates(), eventLoop: loop)
+    func box(for loop: any EventLoop) -> NIOLoopBoundBox<Value> {
+        boxes[ObjectIdentifier(loop)] ?? NIOLoopBoundBox.makeBoxSendingValue(make(), eventLoop: loop)
     }
 }

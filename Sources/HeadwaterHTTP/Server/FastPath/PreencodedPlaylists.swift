@@ -9,7 +9,7 @@ import NIOHTTP1
 /// The bytes come from the full path's own parts (``OriginResponder/serve(_:cachePolicy:headers:)``
 /// and ``OriginHTTPHandler/responseFields(of:bodyLength:keepAlive:version:now:cors:dates:)``), so
 /// both paths answer alike; `Date` and `Expires` are why an encoding lasts one second at most.
-/// Confined to its event loop (``LoopPreencodedPlaylists``): no locks.
+/// Confined to its event loop (one per loop, ``LoopLocal``): no locks.
 final class PreencodedPlaylists {
     /// One encoded response.
     struct Encoded {
@@ -118,24 +118,5 @@ extension PreencodedPlaylists {
             bytes.writeStaticString("\r\n")
         }
         bytes.writeStaticString("\r\n")
-    }
-}
-
-/// One ``PreencodedPlaylists`` per event loop of a group.
-struct LoopPreencodedPlaylists: Sendable {
-    private let boxes: [ObjectIdentifier: NIOLoopBoundBox<PreencodedPlaylists>]
-
-    init(group: any EventLoopGroup) {
-        var boxes: [ObjectIdentifier: NIOLoopBoundBox<PreencodedPlaylists>] = [:]
-        for loop in group.makeIterator() {
-            boxes[ObjectIdentifier(loop)] = NIOLoopBoundBox.makeBoxSendingValue(PreencodedPlaylists(), eventLoop: loop)
-        }
-        self.boxes = boxes
-    }
-
-    /// The box of `loop`, or a new one for a loop outside the group (`EmbeddedEventLoop` in tests).
-    /// Call on `loop`.
-    func box(for loop: any EventLoop) -> NIOLoopBoundBox<PreencodedPlaylists> {
-        boxes[ObjectIdentifier(loop)] ?? NIOLoopBoundBox.makeBoxSendingValue(PreencodedPlaylists(), eventLoop: loop)
     }
 }
