@@ -11,8 +11,9 @@ struct AllBenchmark: AsyncParsableCommand {
         abstract: "Headwater vs nginx serving the same bytes (loopback, wrk): every workload, one table of figures and ratios.",
         discussion: """
             Workloads (for --only, comma-separated): \(Workload.allCases.map(\.rawValue).joined(separator: ", ")).
-            Needs wrk, nginx and taskset: bash Tests/tools/install-bench-tools.sh. Exits 1 when a run or a check
-            fails (a target not met is reported in the table, not an error).
+
+            Needs wrk, nginx and taskset: bash Tests/tools/install-bench-tools.sh. Exits 1 when a run or a \
+            check fails; a target not met is reported in the table, not an error.
             """
     )
 
@@ -75,6 +76,8 @@ struct AllBenchmark: AsyncParsableCommand {
         await comparison.tearDown()
         print("")
         print(ResultTable.render(comparison.rows))
+        print("H/n: Headwater ÷ nginx. req/s H/n (MB/s for the segment) above 1: Headwater served more; CPU H/n (server CPU")
+        print("µs per request, per MiB for the segment) below 1: Headwater spent less. Rates are medians of alternate runs.")
         for problem in comparison.problems { print("check failed: \(problem)") }
         if let failure {
             print("error: \(failure)")

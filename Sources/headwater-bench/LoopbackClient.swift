@@ -29,8 +29,7 @@ struct LoopbackClient {
     /// before the session, so the channel's content in its slots), or `content`.
     func window(_ path: String) async throws -> String {
         let (_, encoding, body) = try await get(path, gzip: true)
-        let text = String(decoding: encoding == "gzip" ? Gzip.decompress(body) ?? [] : body, as: UTF8.self)
-        return text.contains("/ads/") ? "ads" : text.contains("CLASS=\"com.headwater.ad-break\"") ? "break" : "content"
+        return OriginComparison.window(encoding == "gzip" ? Gzip.decompress(body) ?? [] : body)
     }
 
     /// Polls `path` until it answers 200 (and the server process is still running).

@@ -146,18 +146,25 @@ extension OriginComparison {
 
     /// Stitched playlists of distinct sessions, round-robin, gzip: Headwater renders and
     /// compresses each; nginx gzips (level 1) the snapshot of each on the fly.
-    func stitchedPlaylists() throws {
+    func stitchedPlaylists() async throws {
         let headwaterList = fixture.directory.appendingPathComponent("stitched-headwater.txt")
         let nginxList = fixture.directory.appendingPathComponent("stitched-nginx.txt")
         try (snapshot.stitchedPaths.joined(separator: "\n") + "\n").write(to: headwaterList, atomically: true, encoding: .utf8)
         try (snapshot.stitchedPaths.indices.map { "/stitched/\($0).m3u8" }.joined(separator: "\n") + "\n")
             .write(to: nginxList, atomically: true, encoding: .utf8)
         let largest = Double(snapshot.stitched.map(\.count).max() ?? 0)
+        let http = LoopbackClient(client: client, base: headwaterBase)
+        let windowBefore = try await http.window(snapshot.stitchedPaths[0])
         let result = try compare(
             "stitched playlists, \(snapshot.stitchedPaths.count) sessions round-robin, gzip, 64 connections", path: "/",
             connections: 64, headers: [Self.gzipHeader],
             environment: (["HEADWATER_PATHS": headwaterList.path], ["HEADWATER_PATHS": nginxList.path]),
             check: Self.bytesCheck(0, largest, "gzip, under the largest identity size"))
+        let windowAfter = try await http.window(snapshot.stitchedPaths[0])
+        let snapshotWindow = Self.window(snapshot.stitched[0])
+        print(
+            "  Headwater's stitched playlists showed \(windowBefore) → \(windowAfter) (ads: a pod; break: a break that began before"
+                + " the session, content in its slots; content: no break); nginx's snapshot shows \(snapshotWindow)")
         var target = "stitched ÷ shared gzip c64 ≥ 0.5: run with shared"
         var verdict = ResultRow.Verdict.none
         if let shared = sharedGzip64 {
@@ -170,6 +177,12 @@ extension OriginComparison {
             verdict = ratio >= 0.5 ? .met : .notMet
         }
         rows.append(row("stitched playlists, gzip, \(snapshot.stitchedPaths.count) sessions, c64", result, .requests, target: target, verdict: verdict))
+    }
+
+    /// What a stitched playlist shows, as ``LoopbackClient/window(_:)`` says it.
+    static func window(_ playlist: [UInt8]) -> String {
+        let text = String(decoding: playlist, as: UTF8.self)
+        return text.contains("/ads/") ? "ads" : text.contains("CLASS=\"com.headwater.ad-break\"") ? "break" : "content"
     }
 
     /// The 1 MiB segment, whole, by sendfile on both.
@@ -201,6 +214,7 @@ extension OriginComparison {
         let count = settings.idleConnections
         print("")
         print("idle keep-alive connections: \(count) to each server in turn (GET \(Self.sharedPath) answered on each, then idle)")
+        fflush(nil)
         var perConnection: [Double] = []
         for (server, port) in [(headwater, headwaterPort), (nginx, nginxPort)] {
             // Headwater: its one process; nginx: its worker(s), where connections live.
@@ -219,6 +233,7 @@ extension OriginComparison {
             connections.closeAll()
             let kib = Double(after - before) / Double(count)
             perConnection.append(kib)
+            defer { fflush(nil) }
             print(
                 "  \(pad(server.name, 10)) RSS \(before) KiB → \(after) KiB with \(stillOpen) open: \(format(kib, decimals: 2)) KiB per connection"
                     + " (opened in \(format(opened, decimals: 1)) s)")
@@ -284,6 +299,7 @@ extension OriginComparison {
     func scaling() throws {
         print("")
         print("render cost in process (headwater-bench stitch's cases; the servers are stopped):")
+        fflush(nil)
         let setup = try StitchBenchmark.setUp(sessions: settings.quick ? 16 : 256)
         try StitchBenchmark.check(setup)
         print("  setup \(format(BenchTools.seconds(setup.duration), decimals: 1)) s (a day of 2 s segments through the BreakTracker)")

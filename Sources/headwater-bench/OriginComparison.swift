@@ -68,7 +68,7 @@ final class OriginComparison {
         try await checkBothServers()
 
         if selected(.shared) { try sharedPlaylists() }
-        if selected(.stitched) { try stitchedPlaylists() }
+        if selected(.stitched) { try await stitchedPlaylists() }
         if selected(.segment) { try segment() }
         if selected(.range) { try ranges() }
         if selected(.blockingReload) {

@@ -147,6 +147,7 @@ struct WrkRunner {
         process.standardOutput = output
         process.standardError = output
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        fflush(nil)  // what was printed so far shows while wrk runs, also through a pipe
         try process.run()
         let pid = process.processIdentifier
         BenchCleanup.shared.track(pid: pid)
