@@ -29,8 +29,43 @@ struct StitchBenchmark: ParsableCommand {
         var tokens: [String]
     }
 
+    /// The measured cases and what rendering them needs.
+    struct Setup {
+        var signer: SessionSigner
+        var ruleSets: [UInt64: AdRuleSet]
+        var cases: [Case]
+        /// How long building the cases took.
+        var duration: Duration
+
+        func item(_ name: String, hours: Int) -> Case {
+            cases.first { $0.name == name && $0.historyHours == hours }!
+        }
+    }
+
+    /// One row of the window-length table.
+    struct WindowRow {
+        var segments: Int
+        var breaksInWindow: Int
+        var render: Measurement
+        var compressed: Measurement
+        var bytes: Int
+        var gzip: Int
+    }
+
     func run() throws {
         guard sessions > 0 else { throw ValidationError("--sessions must be at least 1") }
+        let setup = try Self.setUp(sessions: sessions)
+        if let iterations {
+            let atBreak = setup.item("at a break", hours: 24)
+            var pipeline = Pipeline(signer: setup.signer, ruleSets: setup.ruleSets, atBreak)
+            for _ in 0..<iterations { blackHole(try pipeline.request(atBreak)) }
+            return
+        }
+        try runMeasurements(setup)
+    }
+
+    /// The cases: live edges at a break, joined in it and between breaks, after 1 h and 24 h.
+    static func setUp(sessions: Int) throws -> Setup {
         let clock = ContinuousClock()
         let setupStart = clock.now
         let ruleSet = StitchFixture.ruleSet(version: 1)
@@ -65,24 +100,25 @@ struct StitchBenchmark: ParsableCommand {
                 name: edge.name, historyHours: edge.hours, content: StitchFixture.content(endingAt: edge.last, count: 15),
                 log: logs[edge.last]!, viewers: viewers, tokens: tokens)
         }
-        let setup = clock.now - setupStart
+        return Setup(signer: signer, ruleSets: ruleSets, cases: cases, duration: clock.now - setupStart)
+    }
 
-        if let iterations {
-            let atBreak = cases.first { $0.historyHours == 24 && $0.name == "at a break" }!
-            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, atBreak)
-            for _ in 0..<iterations { blackHole(try pipeline.request(atBreak)) }
-            return
-        }
-
-        // Sanity: a TV viewer who joined with the channel gets a pod in the break; no ads otherwise.
-        for item in cases {
-            var check = Pipeline(signer: signer, ruleSets: ruleSets, item)
+    /// Sanity: a TV viewer who joined with the channel gets a pod in the break; no ads otherwise.
+    static func check(_ setup: Setup) throws {
+        for item in setup.cases {
+            var check = Pipeline(signer: setup.signer, ruleSets: setup.ruleSets, item)
             let text = String(decoding: try check.serialized(item), as: UTF8.self)
             let hasAds = text.contains("/ads/")
             guard hasAds == (item.name == "at a break") else {
                 throw ValidationError("\(item.name), \(item.historyHours) h: ads \(hasAds ? "present" : "missing") in the stitched playlist")
             }
         }
+    }
+
+    /// Checks, then the tables.
+    private func runMeasurements(_ setup: Setup) throws {
+        let (signer, ruleSets, cases) = (setup.signer, setup.ruleSets, setup.cases)
+        try Self.check(setup)
 
         print("headwater-bench stitch — one stitched media playlist per request, in process, median of 5 rounds")
         print("content: 15 × 2 s segments with PROGRAM-DATE-TIME, rendition v1 (1 of the demo's 4)")
@@ -91,7 +127,7 @@ struct StitchBenchmark: ParsableCommand {
         print("ads:     the demo's rule set (4 creatives with tracking URLs, tv-long capped 1 per 10 min)")
         print(
             "viewers: \(sessions) sessions, device=tv, started with the channel (\"joined in it\": 10 s into the break)")
-        print("setup:   \(format(Self.seconds(setup), decimals: 1)) s (a day of 2 s segments through the BreakTracker)")
+        print("setup:   \(format(Self.seconds(setup.duration), decimals: 1)) s (a day of 2 s segments through the BreakTracker)")
         print("ops:     render = Stitcher.render; +ser+gzip = then PlaylistSerializer and gzip level 1;")
         print("         request = token check + render + due beacons + serialize + gzip 1 (the origin's work)")
         print("")
@@ -211,35 +247,62 @@ struct StitchBenchmark: ParsableCommand {
         print(
             pad("segments", 10) + leftPad("breaks", 7) + leftPad("render µs", 11) + leftPad("µs/seg", 8)
                 + leftPad("allocs", 8) + leftPad("+ser+gzip µs", 14) + leftPad("bytes", 9) + leftPad("gzip", 8))
-        let atBreak = cases.first { $0.historyHours == 24 && $0.name == "at a break" }!
+        for row in try Self.windowLengths(setup, counts: [10, 100, 1_200], milliseconds: milliseconds) {
+            print(
+                pad(String(row.segments), 10) + leftPad(String(row.breaksInWindow), 7)
+                    + leftPad(format(row.render.nanosecondsPerIteration / 1000, decimals: 1), 11)
+                    + leftPad(format(row.render.nanosecondsPerIteration / 1000 / Double(row.segments), decimals: 2), 8)
+                    + leftPad(format(row.render.allocationsPerIteration, decimals: 0), 8)
+                    + leftPad(format(row.compressed.nanosecondsPerIteration / 1000, decimals: 1), 14)
+                    + leftPad(String(row.bytes), 9) + leftPad(String(row.gzip), 8))
+        }
+    }
+
+    /// Window length: the same log (24 h), content windows of `counts` segments ending at the same
+    /// live edge (at a break).
+    static func windowLengths(_ setup: Setup, counts: [Int], milliseconds: Int) throws -> [WindowRow] {
+        let atBreak = setup.item("at a break", hours: 24)
         let last = atBreak.content.mediaSequenceNumber(at: atBreak.content.segments.count - 1)
-        for count in [10, 100, 1_200] {
+        return try counts.map { count in
             var item = atBreak
             item.content = StitchFixture.content(endingAt: last, count: count)
-            var pipeline = Pipeline(signer: signer, ruleSets: ruleSets, item)
+            var pipeline = Pipeline(signer: setup.signer, ruleSets: setup.ruleSets, item)
             let bytes = try pipeline.serialized(item)
             let gzip = Gzip.compress(bytes, level: 1)?.count ?? 0
             let first = item.content.effectiveMediaSequence
             let inWindow = item.log.breaks.filter { ($0.end?.mediaSequence ?? .max) >= first }.count
-            let render = measure { blackHole(try pipeline.render(item)) }
-            let compressed = measure { blackHole(try pipeline.compressed(item)) }
-            print(
-                pad(String(count), 10) + leftPad(String(inWindow), 7)
-                    + leftPad(format(render.nanosecondsPerIteration / 1000, decimals: 1), 11)
-                    + leftPad(format(render.nanosecondsPerIteration / 1000 / Double(count), decimals: 2), 8)
-                    + leftPad(format(render.allocationsPerIteration, decimals: 0), 8)
-                    + leftPad(format(compressed.nanosecondsPerIteration / 1000, decimals: 1), 14)
-                    + leftPad(String(bytes.count), 9) + leftPad(String(gzip), 8))
+            let render = measure(milliseconds: milliseconds) { blackHole(try pipeline.render(item)) }
+            let compressed = measure(milliseconds: milliseconds) { blackHole(try pipeline.compressed(item)) }
+            return WindowRow(
+                segments: count, breaksInWindow: inWindow, render: render, compressed: compressed, bytes: bytes.count, gzip: gzip)
         }
+    }
+
+    /// `Stitcher.render` µs at `name`'s live edge after 1 h and after 24 h of history, and the
+    /// 24 h / 1 h ratio measured alternately.
+    static func historyRender(_ setup: Setup, name: String, milliseconds: Int, pairs: Int) -> (hour: Measurement, day: Measurement, ratio: Double) {
+        let hour = setup.item(name, hours: 1)
+        let day = setup.item(name, hours: 24)
+        var hourPipeline = Pipeline(signer: setup.signer, ruleSets: setup.ruleSets, hour)
+        var dayPipeline = Pipeline(signer: setup.signer, ruleSets: setup.ruleSets, day)
+        let hourMeasurement = measure(milliseconds: milliseconds) { blackHole(try hourPipeline.render(hour)) }
+        let dayMeasurement = measure(milliseconds: milliseconds) { blackHole(try dayPipeline.render(day)) }
+        let ratio = pairedRatio(milliseconds: milliseconds, pairs: pairs,
+            { blackHole(try hourPipeline.render(hour)) }, { blackHole(try dayPipeline.render(day)) })
+        return (hourMeasurement, dayMeasurement, ratio)
     }
 
     private var pairedRounds: Int { 9 }
 
-    /// The median over `pairedRounds` of (time of `second` ÷ time of `first`), each pair measured
-    /// back to back.
     private func pairedRatio(_ first: () throws -> Void, _ second: () throws -> Void) -> Double {
+        Self.pairedRatio(milliseconds: milliseconds, pairs: pairedRounds, first, second)
+    }
+
+    /// The median over `pairs` of (time of `second` ÷ time of `first`), each pair measured back to
+    /// back.
+    static func pairedRatio(milliseconds: Int, pairs: Int, _ first: () throws -> Void, _ second: () throws -> Void) -> Double {
         var ratios: [Double] = []
-        for _ in 0..<pairedRounds {
+        for _ in 0..<pairs {
             let a = Measurement.run(minimumDuration: .milliseconds(max(30, milliseconds / 4)), rounds: 3) {
                 do { try first() } catch { fatalError("stitching failed while measuring: \(error)") }
             }
@@ -252,6 +315,10 @@ struct StitchBenchmark: ParsableCommand {
     }
 
     private func measure(_ body: () throws -> Void) -> Measurement {
+        Self.measure(milliseconds: milliseconds, body)
+    }
+
+    static func measure(milliseconds: Int, _ body: () throws -> Void) -> Measurement {
         Measurement.run(minimumDuration: .milliseconds(milliseconds)) {
             do { try body() } catch { fatalError("stitching failed while measuring: \(error)") }
         }
