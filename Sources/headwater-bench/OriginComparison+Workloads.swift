@@ -106,14 +106,7 @@ extension OriginComparison {
         _ workload: String, _ result: (headwater: WrkSummary, nginx: WrkSummary, failed: Bool), _ kind: Figures,
         targets: Targets
     ) -> ResultRow {
-        let (headwater, nginx) = (result.headwater, result.nginx)
-        let rate =
-            kind == .requests
-            ? headwater.requestsPerSecond / nginx.requestsPerSecond : headwater.bytesPerSecond / nginx.bytesPerSecond
-        let cpu =
-            kind == .requests
-            ? headwater.serverMicrosecondsPerRequest / nginx.serverMicrosecondsPerRequest
-            : headwater.serverMicrosecondsPerMiB / nginx.serverMicrosecondsPerMiB
+        let (rate, cpu) = Self.ratios(result, kind)
         var texts: [String] = []
         var met = true
         if let wanted = targets.cpu {
@@ -131,18 +124,23 @@ extension OriginComparison {
         return row(workload, result, kind, target: texts.isEmpty ? "—" : texts.joined(separator: "; "), verdict: texts.isEmpty ? .none : met ? .met : .notMet)
     }
 
+    /// Headwater ÷ nginx: rate (req/s, or MB/s for bytes) and CPU per request (or per MiB).
+    static func ratios(
+        _ result: (headwater: WrkSummary, nginx: WrkSummary, failed: Bool), _ kind: Figures
+    ) -> (rate: Double, cpu: Double) {
+        let (headwater, nginx) = (result.headwater, result.nginx)
+        return kind == .requests
+            ? (headwater.requestsPerSecond / nginx.requestsPerSecond,
+                headwater.serverMicrosecondsPerRequest / nginx.serverMicrosecondsPerRequest)
+            : (headwater.bytesPerSecond / nginx.bytesPerSecond, headwater.serverMicrosecondsPerMiB / nginx.serverMicrosecondsPerMiB)
+    }
+
     func row(
         _ workload: String, _ result: (headwater: WrkSummary, nginx: WrkSummary, failed: Bool), _ kind: Figures,
         target: String = "—", verdict: ResultRow.Verdict = .none
     ) -> ResultRow {
         let (headwater, nginx) = (result.headwater, result.nginx)
-        let rate =
-            kind == .requests
-            ? headwater.requestsPerSecond / nginx.requestsPerSecond : headwater.bytesPerSecond / nginx.bytesPerSecond
-        let cpu =
-            kind == .requests
-            ? headwater.serverMicrosecondsPerRequest / nginx.serverMicrosecondsPerRequest
-            : headwater.serverMicrosecondsPerMiB / nginx.serverMicrosecondsPerMiB
+        let (rate, cpu) = Self.ratios(result, kind)
         return ResultRow(
             workload: workload, headwater: Self.figures(headwater, kind), nginx: Self.figures(nginx, kind),
             rateRatio: format(rate, decimals: 2), cpuRatio: format(cpu, decimals: 2), target: target,
