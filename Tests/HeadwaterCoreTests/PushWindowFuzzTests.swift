@@ -33,10 +33,10 @@ struct PushWindowFuzzTests {
         }
     }
 
-    @Test("chaotic delivery: every version passes the live-update and playlist rules", arguments: 0..<50)
+    @Test("chaotic delivery: every version passes the live-update and playlist rules", .cpuBound, arguments: 0..<50)
     func chaotic(seed: UInt64) throws { try run(.chaotic, seed: seed) }
 
-    @Test("steady delivery: the rules hold and renditions stay aligned (C14)", arguments: 0..<50)
+    @Test("steady delivery: the rules hold and renditions stay aligned (C14)", .cpuBound, arguments: 0..<50)
     func steady(seed: UInt64) throws { try run(.steady, seed: seed) }
 
     func run(_ scenario: Scenario, seed: UInt64) throws {

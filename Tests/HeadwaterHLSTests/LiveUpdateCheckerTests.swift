@@ -411,7 +411,7 @@ extension MediaPlaylist {
     static let seeds: [UInt64] = Array(0..<200)
     static let steps = 60
 
-    @Test(arguments: seeds)
+    @Test(.cpuBound, arguments: seeds)
     func simulatedTimelinesPass(seed: UInt64) throws {
         var simulator = LiveSimulator(seed: seed)
         var previous = simulator.playlist
@@ -559,7 +559,7 @@ extension MediaPlaylist {
         ),
     ]
 
-    @Test(arguments: seeds)
+    @Test(.cpuBound, arguments: seeds)
     func corruptionsAreDetected(seed: UInt64) {
         let snapshots = LiveSimulator.snapshots(seed: seed, steps: Self.steps)
         var random = SeededRandom(seed: seed ^ 0xC0FF_EE00)
@@ -578,7 +578,7 @@ extension MediaPlaylist {
     }
 }
 
-@Test func hostileNumbersDoNotTrapTheReloadChecks() throws {
+@Test(.cpuBound) func hostileNumbersDoNotTrapTheReloadChecks() throws {
     let playlist = try media(hostilePlaylist())
     _ = LiveUpdateChecker.check(previous: playlist, next: playlist)
     let slid = playlist.removingSegmentsFromHead(7)

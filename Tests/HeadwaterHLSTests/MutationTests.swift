@@ -19,7 +19,7 @@ struct MutationTests {
         return (mutationsPerFolder + files - 1) / max(files, 1)
     }
 
-    @Test("random byte mutations", arguments: fixtures())
+    @Test("random byte mutations", .cpuBound, arguments: fixtures())
     func randomMutations(_ fixture: Fixture) throws {
         let original = try fixture.bytes()
         let fixtureSeed = PropertySeed.base &+ Self.fnv1a(fixture.testDescription)

@@ -16,7 +16,7 @@ struct BreakTrackerPropertyTests {
     static let shards = 4
     static let seedsPerShard = 25
 
-    @Test("breaks are ordered, on listed segments, at least one slot, unique, stitchable, and deterministic", arguments: 0..<shards)
+    @Test("breaks are ordered, on listed segments, at least one slot, unique, stitchable, and deterministic", .cpuBound, arguments: 0..<shards)
     func generatedTimelines(shard: Int) {
         var coverage = TimelineRun.Coverage()
         let seeds = PropertySeed.seeds(Self.shards * Self.seedsPerShard)

@@ -15,7 +15,7 @@ struct FrequencyCapPropertyTests {
     static let seedsPerShard = 5
     static let steps = 400
 
-    @Test("decisions never change as the window slides; a capped pod is shown at most N times per period", arguments: 0..<shards)
+    @Test("decisions never change as the window slides; a capped pod is shown at most N times per period", .cpuBound, arguments: 0..<shards)
     func capsHold(shard: Int) {
         var totals = CapRun.Coverage()
         for seed in Self.seeds(shard, salt: 0) {
@@ -29,7 +29,7 @@ struct FrequencyCapPropertyTests {
         #expect(totals.decisions > 500 && totals.capped > 50 && totals.slateByCap > 10 && totals.reloads > 5, "\(totals)")
     }
 
-    @Test("reloads that change the cap periods never change a decision", arguments: 0..<2)
+    @Test("reloads that change the cap periods never change a decision", .cpuBound, arguments: 0..<2)
     func reloadsChangingPeriods(shard: Int) {
         var totals = CapRun.Coverage()
         for seed in Self.seeds(shard, salt: 0xCA9) {

@@ -24,7 +24,7 @@ struct ReloadInvariantTests {
     static let seedsPerShard = 25
     static let steps = 60
 
-    @Test("every reload of every session in every rendition keeps invariants 1–7", arguments: 0..<shards)
+    @Test("every reload of every session in every rendition keeps invariants 1–7", .cpuBound, arguments: 0..<shards)
     func reloadsKeepInvariants(shard: Int) {
         var total = ChannelSimulator.Events()
         var renders = 0

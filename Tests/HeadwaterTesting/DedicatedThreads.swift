@@ -1,0 +1,86 @@
+import Foundation
+import Synchronization
+public import Testing
+
+/// A test trait that runs a test (or every test of a suite) on threads of its own instead of Swift
+/// concurrency's cooperative pool.
+///
+/// Why: swift-testing runs every test on the cooperative pool, which has one thread per core — two
+/// on the CI machine. A synchronous test that computes for ten seconds, or waits on a process for
+/// thirty, holds one of those threads all that time; two such tests at once stop every other task in
+/// the process. The full suite did exactly that for its first ninety seconds: socket tests'
+/// continuations (a beacon's answer, a drain deadline) waited behind the property tests for a minute
+/// and timed out. On dedicated threads the kernel time-slices such work with everything else instead.
+/// The test still runs in its own task (the trait only sets a task executor preference), so task
+/// locals carry over and `#expect` and `Issue.record` are attributed to it.
+///
+/// ```swift
+/// @Test("the invariants hold", .cpuBound, arguments: 0..<8) func invariants(shard: Int) { … }
+/// @Suite("Real clients", .serialized, .waitsOnProcesses) enum RealClients {}
+/// ```
+public struct DedicatedThreadsTrait: TestTrait, SuiteTrait, TestScoping {
+    let executor: ThreadTaskExecutor
+
+    /// Applies to every test in a suite it is attached to.
+    public var isRecursive: Bool { true }
+
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        try await withTaskExecutorPreference(executor) { try await function() }
+    }
+
+    /// The name of the current thread: the dedicated ones are `cpu-bound-N` and `process-wait-N`.
+    public static func currentThreadName() -> String { Thread.current.name ?? "" }
+}
+
+extension Trait where Self == DedicatedThreadsTrait {
+    /// For tests that compute for seconds (property tests over thousands of generated cases).
+    public static var cpuBound: Self { DedicatedThreadsTrait(executor: ThreadTaskExecutor.cpuBound) }
+
+    /// For tests that block their thread waiting on child processes and pipes (the real-client
+    /// tests). Threads of their own, so such a wait never holds a CPU-bound test's thread either.
+    public static var waitsOnProcesses: Self { DedicatedThreadsTrait(executor: ThreadTaskExecutor.processWaits) }
+}
+
+/// A task executor backed by a fixed set of plain threads sharing one FIFO queue of jobs. Its threads
+/// live as long as the process (a test process).
+public final class ThreadTaskExecutor: TaskExecutor, Sendable {
+    /// Two threads, whatever the core count: enough to keep both cores of the CI machine busy while
+    /// the kernel still gives the cooperative pool its share.
+    static let cpuBound = ThreadTaskExecutor(threads: 2, name: "cpu-bound")
+    static let processWaits = ThreadTaskExecutor(threads: 2, name: "process-wait")
+
+    private let jobs = Mutex<[UnownedJob]>([])
+    private let available = DispatchSemaphore(value: 0)
+
+    /// - Parameter name: at most 12 bytes (the thread's name is `name-N`).
+    public init(threads: Int, name: String) {
+        precondition(name.utf8.count <= 12, "Linux thread names hold 15 bytes")
+        for index in 0..<threads {
+            // Named from inside (Foundation on Linux does not carry a name set before `start()` over
+            // to the thread), and short: Linux thread names hold 15 bytes, and a longer one is
+            // silently not set. The tests check where they ran by this name.
+            Thread { [self] in
+                Thread.current.name = "\(name)-\(index)"
+                self.work()
+            }.start()
+        }
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        jobs.withLock { $0.append(job) }
+        available.signal()
+    }
+
+    /// Each thread's loop: one job per signal.
+    private func work() {
+        while true {
+            available.wait()
+            let job = jobs.withLock { $0.removeFirst() }
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
+
