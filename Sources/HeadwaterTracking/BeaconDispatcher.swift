@@ -9,9 +9,10 @@ import Synchronization
 /// Sends ad tracking beacons for sessions, each at most once per node, without ever making a
 /// playlist request wait.
 ///
-/// The HTTP layer calls ``fire(session:_:)`` with ``AdTracking/dueBeacons(in:adClass:)`` of every
-/// stitched playlist it serves; the call only takes a lock, and ``run()`` (a `Service` in the
-/// server's `ServiceGroup`) sends the GETs in the background.
+/// The origin calls ``fire(session:_:personalize:)`` with ``AdTracking/dueBeacons(in:adClass:)`` of
+/// every stitched playlist it serves (computed once per shared playlist, the URLs made the session's
+/// only when queued); the call only takes a lock, and ``run()`` (a `Service` in the server's
+/// `ServiceGroup`) sends the GETs in the background.
 ///
 /// - **Once per (session, ad, event), per node.** Seen keys are kept in a bounded set
 ///   (``Configuration/dedupeCapacity``, 200,000 by default: about 10 MB, since a key is a 128-bit
@@ -134,7 +135,12 @@ public final class BeaconDispatcher: Service, Sendable {
     }
 
     /// Queues the beacons of `session` not fired before, and returns at once.
-    public func fire(session: String, _ beacons: [DueBeacon]) {
+    ///
+    /// - Parameter personalize: makes a beacon's URLs the session's, for beacons taken from a
+    ///   playlist rendered for a placeholder session (``AdTracking/dueBeacons(in:adClass:)`` of a
+    ///   shared template): applied only to the beacons queued, after the dedupe, so a reload that
+    ///   fires nothing new costs no string work.
+    public func fire(session: String, _ beacons: [DueBeacon], personalize: ((String) -> String)? = nil) {
         guard !beacons.isEmpty else { return }
         var duplicates: [AdTrackingEvent: Int] = [:]
         var dropped: [AdTrackingEvent: Int] = [:]
@@ -167,6 +173,7 @@ public final class BeaconDispatcher: Service, Sendable {
                 // Yielded under the lock, so that every URL counted as queued while accepting is
                 // either consumed or still counted when run() stops (and then counted as dropped).
                 for url in beacon.urls {
+                    let url = personalize.map { $0(url) } ?? url
                     _ = continuation.yield(Job(url: url, event: beacon.event, dateRangeID: beacon.dateRangeID))
                 }
             }

@@ -15,6 +15,16 @@ public final class ChannelRegistry: OriginContent {
         snapshots.withLockedValue { $0[channel] }
     }
 
+    /// What stitching needs of `channel`'s current snapshot (``ChannelSnapshot/stitching``), without
+    /// copying the rest of it: per stitched playlist request. `nil` when the channel is unknown or
+    /// does not stitch (ask ``snapshot(of:)`` why).
+    public func stitching(of channel: String) -> StitchingInput? {
+        snapshots.withLockedValue { snapshots in
+            guard let index = snapshots.index(forKey: channel) else { return nil }
+            return snapshots.values[index].stitching  // read in place: no copy of the snapshot
+        }
+    }
+
     public var channelNames: [String] { snapshots.withLockedValue { $0.keys.sorted() } }
 
     /// Publishes `snapshot` as the current version of its channel. When the channel stitches ads,
