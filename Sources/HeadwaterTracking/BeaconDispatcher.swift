@@ -142,15 +142,23 @@ public final class BeaconDispatcher: Service, Sendable {
     ///   fires nothing new costs no string work.
     public func fire(session: String, _ beacons: [DueBeacon], personalize: ((String) -> String)? = nil) {
         guard !beacons.isEmpty else { return }
-        var duplicates: [AdTrackingEvent: Int] = [:]
+        // By AdTrackingEvent.quarters: the common call (every beacon already fired) allocates nothing.
+        var duplicates = (0, 0, 0, 0, 0)
         var dropped: [AdTrackingEvent: Int] = [:]
+        let hashers = Self.hashers(session: session)
         var queueFilled = false
         var queueRecovered = false
         state.withLock { state in
             for beacon in beacons {
-                let key = Self.key(session: session, beacon: beacon)
+                let key = Self.key(hashers, beacon: beacon)
                 if state.seen.touch(key) {
-                    duplicates[beacon.event, default: 0] += beacon.urls.count
+                    switch beacon.event {
+                    case .impression: duplicates.0 += beacon.urls.count
+                    case .firstQuartile: duplicates.1 += beacon.urls.count
+                    case .midpoint: duplicates.2 += beacon.urls.count
+                    case .thirdQuartile: duplicates.3 += beacon.urls.count
+                    case .complete: duplicates.4 += beacon.urls.count
+                    }
                     continue
                 }
                 guard case .accepting = state.phase,
@@ -178,7 +186,17 @@ public final class BeaconDispatcher: Service, Sendable {
                 }
             }
         }
-        for (event, urls) in duplicates { count(.duplicate, event, by: urls) }
+        for event in AdTrackingEvent.allCases {
+            let urls =
+                switch event {
+                case .impression: duplicates.0
+                case .firstQuartile: duplicates.1
+                case .midpoint: duplicates.2
+                case .thirdQuartile: duplicates.3
+                case .complete: duplicates.4
+                }
+            if urls > 0 { count(.duplicate, event, by: urls) }
+        }
         for (event, urls) in dropped { count(.dropped, event, by: urls) }
         if queueFilled {
             logger.warning(
@@ -307,22 +325,29 @@ public final class BeaconDispatcher: Service, Sendable {
 
     /// A 128-bit hash of (session, ad, event): two SipHash passes with the process's random seed, so
     /// keys cost 16 bytes whatever the ids' lengths, and collisions (one in about 2⁶⁴ pairs at the
-    /// default capacity) cannot be chosen by a client that does not know the seed.
-    private static func key(session: String, beacon: DueBeacon) -> Key {
-        var high = Hasher()
-        high.combine(0 as UInt8)
-        high.combine(session)
+    /// default capacity) cannot be chosen by a client that does not know the seed. The session is
+    /// absorbed once per call (``hashers(session:)``), then each beacon into copies.
+    private static func key(_ hashers: (high: Hasher, low: Hasher), beacon: DueBeacon) -> Key {
+        var (high, low) = hashers
         high.combine(beacon.dateRangeID)
-        high.combine(beacon.event)
-        var low = Hasher()
-        low.combine(1 as UInt8)
-        low.combine(session)
+        high.combine(beacon.event.quarters)
         low.combine(beacon.dateRangeID)
-        low.combine(beacon.event)
+        low.combine(beacon.event.quarters)
         return Key(
             high: UInt64(bitPattern: Int64(high.finalize())),
             low: UInt64(bitPattern: Int64(low.finalize()))
         )
+    }
+
+    /// The two hash states of ``key(_:beacon:)`` with the session absorbed.
+    private static func hashers(session: String) -> (high: Hasher, low: Hasher) {
+        var high = Hasher()
+        high.combine(0 as UInt8)
+        high.combine(session)
+        var low = Hasher()
+        low.combine(1 as UInt8)
+        low.combine(session)
+        return (high, low)
     }
 
     /// The host (and port) of an absolute URL, for log lines: never the path, which may carry
