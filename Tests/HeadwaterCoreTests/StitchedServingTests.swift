@@ -129,7 +129,7 @@ struct StitchedServingTests {
         let cache = SessionCache(capacity: 100)
         func entry(_ id: String) -> SessionCache.Entry {
             SessionCache.Entry(
-                token: SessionToken(channel: "demo", id: id, start: 0), session: StitchedSession(id: id, placeholder: Array("p".utf8)))
+                SessionToken(channel: "demo", id: id, start: 0), session: StitchedSession(id: id, placeholder: Array("p".utf8)))
         }
         cache.store(entry("hot"), for: "hot-token")
         for index in 0..<10_000 {

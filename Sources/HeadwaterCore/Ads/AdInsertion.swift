@@ -196,14 +196,17 @@ public final class AdInsertion: Sendable {
             return .failure(Refusal(.badRequest, "missing session: start one at /ssai/\(channel)/master.m3u8"))
         }
         var entry: SessionCache.Entry
+        /// The whole token, when this request read it.
+        var session: SessionToken?
         var remember = false
         do throws(SessionTokenError) {
             if let cached = sessions.entry(for: token) {
-                try signer.check(cached.token, channel: channel, now: now, maxAge: sessionMaxAge)
+                try signer.check(tokenChannel: cached.channel, start: cached.start, channel: channel, now: now, maxAge: sessionMaxAge)
                 entry = cached
             } else {
-                let session = try signer.verify(token, channel: channel, now: now, maxAge: sessionMaxAge)
-                entry = SessionCache.Entry(token: session, session: StitchedSession(id: session.id, placeholder: placeholderBytes))
+                let verified = try signer.verify(token, channel: channel, now: now, maxAge: sessionMaxAge)
+                entry = SessionCache.Entry(verified, session: StitchedSession(id: verified.id, placeholder: placeholderBytes))
+                session = verified
                 remember = true
             }
         } catch {
@@ -218,20 +221,29 @@ public final class AdInsertion: Sendable {
         }
         let options = options.withLockedValue { $0[channel] } ?? StitchOptions()
         let log = stitching.breaks
+        if session == nil, window.breaks.contains(where: { entry.pod(for: log.breaks[$0]) == nil }) {
+            // A pod to decide: the entry keeps no targeting, read the token again (verified before).
+            do throws(SessionTokenError) {
+                session = try signer.verify(token, channel: channel, now: now, maxAge: sessionMaxAge)
+            } catch {
+                return .failure(Refusal(.forbidden, error.description))
+            }
+        }
         let prepared: PreparedStitch
         do throws(StitchingError) {
             // The session's pods for the window's breaks: remembered, or decided (and remembered).
-            var decider: SessionDecisions?
+            var decider = session.map { token in
+                SessionDecisions(
+                    log: log,
+                    session: ViewerSession(
+                        id: token.id, startDate: ProgramDateTime(millisecondsSinceEpoch: token.start), targeting: token.targeting),
+                    ruleSets: ruleBook.versions)
+            }
             let decisions = try WindowDecisions(breaks: window.breaks) {
                 (index: Int) throws(StitchingError) -> StitchedPod? in
                 let adBreak = log.breaks[index]
                 if let known = entry.pod(for: adBreak) { return known }
-                if decider == nil {
-                    let token = entry.token
-                    let viewer = ViewerSession(
-                        id: token.id, startDate: ProgramDateTime(millisecondsSinceEpoch: token.start), targeting: token.targeting)
-                    decider = SessionDecisions(log: log, session: viewer, ruleSets: ruleBook.versions)
-                }
+                guard decider != nil else { preconditionFailure("the token is read whenever a pod is to be decided") }
                 let pod = try decider!.decision(at: index).map(StitchedPod.init)
                 entry = entry.remembering(pod, for: adBreak)
                 remember = true

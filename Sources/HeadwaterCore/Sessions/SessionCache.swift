@@ -14,22 +14,32 @@ import NIOConcurrencyHelpers
 /// most ``decisionsPerSession`` decisions, whatever the number of sessions.
 final class SessionCache: Sendable {
     /// A verified session, and the pods it gets in its latest breaks. Immutable (one reference to copy
-    /// per request); ``remembering(_:for:)`` makes the next one.
+    /// per request); ``remembering(_:for:)`` makes the next one. It keeps what every request needs
+    /// and no more (about 500 bytes with its key): a decision that is not remembered needs the
+    /// session's targeting, read again from its token.
     final class Entry: Sendable {
-        let token: SessionToken
+        /// The token's channel and start (``SessionToken``), for the checks every request makes.
+        let channel: String
+        let start: Int64
         let session: StitchedSession
         /// Newest last.
         let decisions: [Decision]
 
-        init(token: SessionToken, session: StitchedSession, decisions: [Decision] = []) {
-            self.token = token
+        convenience init(_ token: SessionToken, session: StitchedSession) {
+            self.init(channel: token.channel, start: token.start, session: session, decisions: [])
+        }
+
+        private init(channel: String, start: Int64, session: StitchedSession, decisions: [Decision]) {
+            self.channel = channel
+            self.start = start
             self.session = session
             self.decisions = decisions
         }
 
         /// The pod remembered for `adBreak`, `.some(nil)` for "not stitched", `nil` when unknown.
         func pod(for adBreak: AdBreak) -> StitchedPod?? {
-            for decision in decisions.reversed() where decision.matches(adBreak) { return .some(decision.pod) }
+            let key = Decision.Break(adBreak)
+            for decision in decisions.reversed() where decision.adBreak == key { return .some(decision.pod) }
             return nil
         }
 
@@ -37,28 +47,29 @@ final class SessionCache: Sendable {
         func remembering(_ pod: StitchedPod?, for adBreak: AdBreak) -> Entry {
             var decisions = decisions
             if decisions.count == SessionCache.decisionsPerSession { decisions.removeFirst() }
-            decisions.append(Decision(adBreak, pod))
-            return Entry(token: token, session: session, decisions: decisions)
+            decisions.append(Decision(adBreak: Decision.Break(adBreak), pod: pod))
+            return Entry(channel: channel, start: start, session: session, decisions: decisions)
         }
     }
 
-    /// A decision for one break, known by the break's id, start date and pinned rule-set version.
+    /// A decision for one break.
     struct Decision: Sendable {
-        let breakID: String
-        let startDate: ProgramDateTime
-        let ruleSetVersion: UInt64
+        /// A break as its log records it: its id (hashed: 8 bytes, not a string), first media sequence
+        /// number and pinned rule-set version.
+        struct Break: Hashable, Sendable {
+            let id: Int
+            let startMediaSequence: UInt64
+            let ruleSetVersion: UInt64
+
+            init(_ adBreak: AdBreak) {
+                self.id = adBreak.id.hashValue
+                self.startMediaSequence = adBreak.startMediaSequence
+                self.ruleSetVersion = adBreak.ruleSetVersion
+            }
+        }
+
+        let adBreak: Break
         let pod: StitchedPod?
-
-        init(_ adBreak: AdBreak, _ pod: StitchedPod?) {
-            self.breakID = adBreak.id
-            self.startDate = adBreak.startDate
-            self.ruleSetVersion = adBreak.ruleSetVersion
-            self.pod = pod
-        }
-
-        func matches(_ adBreak: AdBreak) -> Bool {
-            breakID == adBreak.id && startDate == adBreak.startDate && ruleSetVersion == adBreak.ruleSetVersion
-        }
     }
 
     /// Entries at most (a few hundred bytes each, a few megabytes in all).

@@ -79,10 +79,22 @@ public struct SessionSigner: Sendable {
         maxAge: Duration = SessionSigner.defaultMaxAge,
         allowedSkew: Duration = SessionSigner.defaultAllowedSkew
     ) throws(SessionTokenError) {
-        guard token.channel == channel else { throw .foreignChannel(token: token.channel, requested: channel) }
+        try check(tokenChannel: token.channel, start: token.start, channel: channel, now: now, maxAge: maxAge, allowedSkew: allowedSkew)
+    }
+
+    /// ``check(_:channel:now:maxAge:allowedSkew:)`` for a token known by its channel and start.
+    public func check(
+        tokenChannel: String,
+        start: Int64,
+        channel: String,
+        now: Int64,
+        maxAge: Duration = SessionSigner.defaultMaxAge,
+        allowedSkew: Duration = SessionSigner.defaultAllowedSkew
+    ) throws(SessionTokenError) {
+        guard tokenChannel == channel else { throw .foreignChannel(token: tokenChannel, requested: channel) }
         // Age in milliseconds; a difference beyond Int64 saturates (such a token is far out of range).
-        let (difference, overflow) = now.subtractingReportingOverflow(token.start)
-        let age = overflow ? (now < token.start ? Int64.min : Int64.max) : difference
+        let (difference, overflow) = now.subtractingReportingOverflow(start)
+        let age = overflow ? (now < start ? Int64.min : Int64.max) : difference
         if age > Self.milliseconds(maxAge) { throw .expired(age: .milliseconds(age), maxAge: maxAge) }
         let ahead = age == .min ? Int64.max : -age
         if ahead > Self.milliseconds(allowedSkew) { throw .startsInFuture(by: .milliseconds(ahead)) }
