@@ -5,10 +5,14 @@ import NIOConcurrencyHelpers
 public final class ChannelRegistry: OriginContent {
     private let snapshots: NIOLockedValueBox<[String: ChannelSnapshot]>
     private let breaks: NIOLockedValueBox<[String: ChannelBreaks]>
+    /// Each snapshot's ``ChannelSnapshot/stitching``, apart: read per stitched playlist request
+    /// without copying the snapshot.
+    private let stitchings: NIOLockedValueBox<[String: StitchingInput]>
 
     public init() {
         self.snapshots = NIOLockedValueBox([:])
         self.breaks = NIOLockedValueBox([:])
+        self.stitchings = NIOLockedValueBox([:])
     }
 
     public func snapshot(of channel: String) -> ChannelSnapshot? {
@@ -19,10 +23,7 @@ public final class ChannelRegistry: OriginContent {
     /// copying the rest of it: per stitched playlist request. `nil` when the channel is unknown or
     /// does not stitch (ask ``snapshot(of:)`` why).
     public func stitching(of channel: String) -> StitchingInput? {
-        snapshots.withLockedValue { snapshots in
-            guard let index = snapshots.index(forKey: channel) else { return nil }
-            return snapshots.values[index].stitching  // read in place: no copy of the snapshot
-        }
+        stitchings.withLockedValue { $0[channel] }
     }
 
     public var channelNames: [String] { snapshots.withLockedValue { $0.keys.sorted() } }
@@ -35,6 +36,7 @@ public final class ChannelRegistry: OriginContent {
             snapshot.stitching = desk.advance(with: content)
         }
         snapshots.withLockedValue { $0[snapshot.name] = snapshot }
+        stitchings.withLockedValue { $0[snapshot.name] = snapshot.stitching }
     }
 
     /// The ad breaks of `channel`, when it stitches ads.
@@ -50,6 +52,7 @@ public final class ChannelRegistry: OriginContent {
     /// Removes a channel (config reload).
     public func remove(_ channel: String) {
         _ = snapshots.withLockedValue { $0.removeValue(forKey: channel) }
+        _ = stitchings.withLockedValue { $0.removeValue(forKey: channel) }
         _ = breaks.withLockedValue { $0.removeValue(forKey: channel) }
     }
 }
