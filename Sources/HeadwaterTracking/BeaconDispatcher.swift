@@ -102,7 +102,8 @@ public final class BeaconDispatcher: Service, Sendable {
     public let configuration: Configuration
     private let httpClient: HTTPClient
     private let logger: Logger
-    private let counters: [Outcome: [AdTrackingEvent: Counter]]
+    /// By outcome, then event, in `allCases` order (``count(_:_:by:)``): no hashing per count.
+    private let counters: [Counter]
     private let state: Mutex<State>
     private let stream: AsyncStream<Job>
     private let continuation: AsyncStream<Job>.Continuation
@@ -119,17 +120,17 @@ public final class BeaconDispatcher: Service, Sendable {
         self.httpClient = httpClient
         self.configuration = configuration
         self.logger = logger
-        var counters: [Outcome: [AdTrackingEvent: Counter]] = [:]
+        var counters: [Counter?] = Array(repeating: nil, count: Outcome.allCases.count * AdTrackingEvent.allCases.count)
         for outcome in Outcome.allCases {
             for event in AdTrackingEvent.allCases {
-                counters[outcome, default: [:]][event] = Counter(
+                counters[Self.counterIndex(outcome, event)] = Counter(
                     label: Self.metricLabel,
                     dimensions: [("event", event.rawValue), ("outcome", outcome.rawValue)],
                     factory: metricsFactory
                 )
             }
         }
-        self.counters = counters
+        self.counters = counters.map { $0! }  // every index is filled: counterIndex is one-to-one
         self.state = Mutex(State(seen: RecentKeys(capacity: max(1, configuration.dedupeCapacity))))
         (self.stream, self.continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
@@ -320,7 +321,19 @@ public final class BeaconDispatcher: Service, Sendable {
     }
 
     private func count(_ outcome: Outcome, _ event: AdTrackingEvent, by amount: Int = 1) {
-        counters[outcome]?[event]?.increment(by: Int64(amount))
+        counters[Self.counterIndex(outcome, event)].increment(by: Int64(amount))
+    }
+
+    /// The place of (`outcome`, `event`) in ``counters``.
+    private static func counterIndex(_ outcome: Outcome, _ event: AdTrackingEvent) -> Int {
+        let row: Int =
+            switch outcome {
+            case .sent: 0
+            case .failed: 1
+            case .dropped: 2
+            case .duplicate: 3
+            }
+        return row * AdTrackingEvent.allCases.count + Int(event.quarters)
     }
 
     /// A 128-bit hash of (session, ad, event): two SipHash passes with the process's random seed, so

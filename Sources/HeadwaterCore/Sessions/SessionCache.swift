@@ -54,16 +54,16 @@ final class SessionCache: Sendable {
 
     /// A decision for one break.
     struct Decision: Sendable {
-        /// A break as its log records it: its id (hashed: 8 bytes, not a string), first media sequence
-        /// number and pinned rule-set version.
+        /// A break as its log records it: its first media sequence number, start date and pinned
+        /// rule-set version (no two breaks of a channel share the first two; no string to hash).
         struct Break: Hashable, Sendable {
-            let id: Int
             let startMediaSequence: UInt64
+            let startDate: ProgramDateTime
             let ruleSetVersion: UInt64
 
             init(_ adBreak: AdBreak) {
-                self.id = adBreak.id.hashValue
                 self.startMediaSequence = adBreak.startMediaSequence
+                self.startDate = adBreak.startDate
                 self.ruleSetVersion = adBreak.ruleSetVersion
             }
         }
