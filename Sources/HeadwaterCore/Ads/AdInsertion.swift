@@ -113,6 +113,7 @@ public final class AdInsertion: Sendable {
     private let options: NIOLockedValueBox<[String: StitchOptions]>
     private let logger: Logger
     private let onStitched: StitchObserver?
+    /// Recently verified sessions and their latest pods (internal for tests: it must stay bounded).
     let sessions = SessionCache()
     /// The session id stitched playlists are prepared for, then replaced by each session's: random,
     /// so that no content or configuration can contain it (``StitchedPlaylistTemplate``).

@@ -7,6 +7,12 @@ import NIOCore
 /// ``WindowDecisions``: its bytes but the session ids (``StitchedPlaylistTemplate``), and their gzip
 /// form in pieces. Serving it to a session costs copies: the shared parts are compressed once, and
 /// the few bytes that hold the session id (tracking URLs) go out in stored blocks.
+///
+/// The price is in bytes, where session ids are: the stored part and the parts compressed apart make
+/// the gzip body larger than compressing each response whole (the demo's TV playlist listing an ad
+/// with five tracking URLs: 1,030 bytes instead of 610 at level 1); playlists without them come out
+/// smaller (level 6, once). Compressing the stored part per response would save about 250 of those
+/// bytes for ~7 µs of deflate per request (measured with zlib 1.2.13, small window and hash).
 final class PreparedStitch: Sendable {
     enum Part: Sendable {
         /// The same for every session, and compressed once.
