@@ -60,7 +60,7 @@ extension Stitcher {
                 ]
                 if let creative = plan.ruleSet?.creatives[placed.ad.creativeID], !creative.tracking.isEmpty {
                     attributes += trackingAttributes(
-                        creative, sessionID: plans.session.id, breakID: adBreak.id, adID: placed.ad.id)
+                        creative, sessionID: plans.sessionID, breakID: adBreak.id, adID: placed.ad.id)
                 }
                 let range = DateRange(
                     id: "\(adBreak.id)/ad/\(number + 1)",

@@ -69,6 +69,33 @@ public enum Stitcher {
         ruleSets: [UInt64: AdRuleSet],
         options: StitchOptions = StitchOptions()
     ) throws(StitchingError) -> MediaPlaylist {
+        var plans = BreakPlans(log: log, session: session, ruleSets: ruleSets, rendition: rendition)
+        return try render(content: content, breaks: log, plans: &plans, options: options)
+    }
+
+    /// The same playlist as ``render(content:rendition:breaks:session:ruleSets:options:)`` for a
+    /// session whose decisions for the window's breaks are `decisions` and whose id is `sessionID`:
+    /// the session's part, decided ahead (and possibly shared by many sessions, see
+    /// ``WindowDecisions``).
+    ///
+    /// - Parameter decisions: for the breaks ``windowBreaks(content:breaks:)`` names for this
+    ///   content and log.
+    public static func render(
+        content: MediaPlaylist,
+        rendition: String,
+        breaks log: BreakLog,
+        decisions: WindowDecisions,
+        sessionID: String,
+        ruleSets: [UInt64: AdRuleSet],
+        options: StitchOptions = StitchOptions()
+    ) throws(StitchingError) -> MediaPlaylist {
+        var plans = BreakPlans(log: log, decisions: decisions, sessionID: sessionID, ruleSets: ruleSets, rendition: rendition)
+        return try render(content: content, breaks: log, plans: &plans, options: options)
+    }
+
+    private static func render(content: MediaPlaylist, breaks log: BreakLog, plans: inout BreakPlans, options: StitchOptions)
+        throws(StitchingError) -> MediaPlaylist
+    {
         guard content.skip == nil else { throw .deltaUpdate }
         let window = ContentWindow(content)
         let ranges = content.resolvedByteRanges()
@@ -82,8 +109,6 @@ public enum Stitcher {
         output.headerUnknownTags = content.headerUnknownTags
         output.endList = content.endList
         output.trailingTags.dateRanges = content.trailingTags.dateRanges.filter { isPassThrough($0, options) }
-
-        var plans = BreakPlans(log: log, session: session, ruleSets: ruleSets, rendition: rendition)
 
         // Pass 1, from the live edge back: where each segment falls, how long it is once stitched,
         // and so the head — the newest segment that keeps the stitched window long enough (C5), or
@@ -345,40 +370,66 @@ struct ContentContext: Equatable {
 }
 
 /// The per-break decisions of one render, made once per break that intersects the window (and, for
-/// frequency caps, replayed once per cap horizon: ``SessionDecisions``).
+/// frequency caps, replayed once per cap horizon: ``SessionDecisions``), or given ahead
+/// (``WindowDecisions``).
 struct BreakPlans {
     struct Plan {
         /// `nil` when the break is not stitched for this session (it started before the session).
         var layout: PodLayout?
-        var decision: PodDecision?
         /// The rule set the break pins, when stitched: its creatives' tracking URLs.
         var ruleSet: AdRuleSet?
     }
 
     let rendition: String
-    private var decisions: SessionDecisions
+    /// The session id written into tracking URLs.
+    let sessionID: String
+    private let log: BreakLog
+    private let ruleSets: [UInt64: AdRuleSet]
+    /// Where decisions come from: made here for a session, or given.
+    private var session: SessionDecisions?
+    private let given: WindowDecisions?
     private var cache: [Int: Plan] = [:]
     /// The EXT-X-VERSION the creatives of the plans made so far need.
     private(set) var requiredVersion = 1
 
     init(log: BreakLog, session: ViewerSession, ruleSets: [UInt64: AdRuleSet], rendition: String) {
         self.rendition = rendition
-        self.decisions = SessionDecisions(log: log, session: session, ruleSets: ruleSets)
+        self.sessionID = session.id
+        self.log = log
+        self.ruleSets = ruleSets
+        self.session = SessionDecisions(log: log, session: session, ruleSets: ruleSets)
+        self.given = nil
     }
 
-    var session: ViewerSession { decisions.session }
+    init(log: BreakLog, decisions: WindowDecisions, sessionID: String, ruleSets: [UInt64: AdRuleSet], rendition: String) {
+        self.rendition = rendition
+        self.sessionID = sessionID
+        self.log = log
+        self.ruleSets = ruleSets
+        self.session = nil
+        self.given = decisions
+    }
 
     mutating func plan(_ index: Int) throws(StitchingError) -> Plan {
         if let plan = cache[index] { return plan }
+        let pod: StitchedPod?
+        if let given {
+            pod = given.pod(at: index)
+        } else {
+            pod = try session!.decision(at: index).map(StitchedPod.init)
+        }
         let plan: Plan
-        if let decision = try decisions.decision(at: index) {
-            // A decision implies the pinned rule set is there.
-            let ruleSet = decisions.ruleSets[decision.ruleSetVersion]!
-            let layout = try PodLayout(decision: decision, ruleSet: ruleSet, rendition: rendition)
-            plan = Plan(layout: layout, decision: decision, ruleSet: ruleSet)
+        if let pod {
+            guard let ruleSet = ruleSets[pod.ruleSetVersion] else {
+                throw .missingRuleSet(version: pod.ruleSetVersion, breakID: log.breaks[index].id)
+            }
+            let layout = try PodLayout(
+                decision: PodDecision(ruleSetVersion: pod.ruleSetVersion, ruleID: nil, podID: nil, ads: pod.ads),
+                ruleSet: ruleSet, rendition: rendition)
+            plan = Plan(layout: layout, ruleSet: ruleSet)
             requiredVersion = max(requiredVersion, layout.requiredVersion)
         } else {
-            plan = Plan(layout: nil, decision: nil, ruleSet: nil)
+            plan = Plan(layout: nil, ruleSet: nil)
         }
         cache[index] = plan
         return plan

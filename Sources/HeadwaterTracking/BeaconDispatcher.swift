@@ -9,9 +9,10 @@ import Synchronization
 /// Sends ad tracking beacons for sessions, each at most once per node, without ever making a
 /// playlist request wait.
 ///
-/// The HTTP layer calls ``fire(session:_:)`` with ``AdTracking/dueBeacons(in:adClass:)`` of every
-/// stitched playlist it serves; the call only takes a lock, and ``run()`` (a `Service` in the
-/// server's `ServiceGroup`) sends the GETs in the background.
+/// The origin calls ``fire(session:_:personalize:)`` with ``AdTracking/dueBeacons(in:adClass:)`` of
+/// every stitched playlist it serves (computed once per shared playlist, the URLs made the session's
+/// only when queued); the call only takes a lock, and ``run()`` (a `Service` in the server's
+/// `ServiceGroup`) sends the GETs in the background.
 ///
 /// - **Once per (session, ad, event), per node.** Seen keys are kept in a bounded set
 ///   (``Configuration/dedupeCapacity``, 200,000 by default: about 10 MB, since a key is a 128-bit
@@ -101,7 +102,8 @@ public final class BeaconDispatcher: Service, Sendable {
     public let configuration: Configuration
     private let httpClient: HTTPClient
     private let logger: Logger
-    private let counters: [Outcome: [AdTrackingEvent: Counter]]
+    /// By outcome, then event, in `allCases` order (``count(_:_:by:)``): no hashing per count.
+    private let counters: [Counter]
     private let state: Mutex<State>
     private let stream: AsyncStream<Job>
     private let continuation: AsyncStream<Job>.Continuation
@@ -118,33 +120,46 @@ public final class BeaconDispatcher: Service, Sendable {
         self.httpClient = httpClient
         self.configuration = configuration
         self.logger = logger
-        var counters: [Outcome: [AdTrackingEvent: Counter]] = [:]
+        var counters: [Counter?] = Array(repeating: nil, count: Outcome.allCases.count * AdTrackingEvent.allCases.count)
         for outcome in Outcome.allCases {
             for event in AdTrackingEvent.allCases {
-                counters[outcome, default: [:]][event] = Counter(
+                counters[Self.counterIndex(outcome, event)] = Counter(
                     label: Self.metricLabel,
                     dimensions: [("event", event.rawValue), ("outcome", outcome.rawValue)],
                     factory: metricsFactory
                 )
             }
         }
-        self.counters = counters
+        self.counters = counters.map { $0! }  // every index is filled: counterIndex is one-to-one
         self.state = Mutex(State(seen: RecentKeys(capacity: max(1, configuration.dedupeCapacity))))
         (self.stream, self.continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     /// Queues the beacons of `session` not fired before, and returns at once.
-    public func fire(session: String, _ beacons: [DueBeacon]) {
+    ///
+    /// - Parameter personalize: makes a beacon's URLs the session's, for beacons taken from a
+    ///   playlist rendered for a placeholder session (``AdTracking/dueBeacons(in:adClass:)`` of a
+    ///   shared template): applied only to the beacons queued, after the dedupe, so a reload that
+    ///   fires nothing new costs no string work.
+    public func fire(session: String, _ beacons: [DueBeacon], personalize: ((String) -> String)? = nil) {
         guard !beacons.isEmpty else { return }
-        var duplicates: [AdTrackingEvent: Int] = [:]
+        // By AdTrackingEvent.quarters: the common call (every beacon already fired) allocates nothing.
+        var duplicates = (0, 0, 0, 0, 0)
         var dropped: [AdTrackingEvent: Int] = [:]
+        let hashers = Self.hashers(session: session)
         var queueFilled = false
         var queueRecovered = false
         state.withLock { state in
             for beacon in beacons {
-                let key = Self.key(session: session, beacon: beacon)
+                let key = Self.key(hashers, beacon: beacon)
                 if state.seen.touch(key) {
-                    duplicates[beacon.event, default: 0] += beacon.urls.count
+                    switch beacon.event {
+                    case .impression: duplicates.0 += beacon.urls.count
+                    case .firstQuartile: duplicates.1 += beacon.urls.count
+                    case .midpoint: duplicates.2 += beacon.urls.count
+                    case .thirdQuartile: duplicates.3 += beacon.urls.count
+                    case .complete: duplicates.4 += beacon.urls.count
+                    }
                     continue
                 }
                 guard case .accepting = state.phase,
@@ -167,11 +182,22 @@ public final class BeaconDispatcher: Service, Sendable {
                 // Yielded under the lock, so that every URL counted as queued while accepting is
                 // either consumed or still counted when run() stops (and then counted as dropped).
                 for url in beacon.urls {
+                    let url = personalize.map { $0(url) } ?? url
                     _ = continuation.yield(Job(url: url, event: beacon.event, dateRangeID: beacon.dateRangeID))
                 }
             }
         }
-        for (event, urls) in duplicates { count(.duplicate, event, by: urls) }
+        for event in AdTrackingEvent.allCases {
+            let urls =
+                switch event {
+                case .impression: duplicates.0
+                case .firstQuartile: duplicates.1
+                case .midpoint: duplicates.2
+                case .thirdQuartile: duplicates.3
+                case .complete: duplicates.4
+                }
+            if urls > 0 { count(.duplicate, event, by: urls) }
+        }
         for (event, urls) in dropped { count(.dropped, event, by: urls) }
         if queueFilled {
             logger.warning(
@@ -295,27 +321,46 @@ public final class BeaconDispatcher: Service, Sendable {
     }
 
     private func count(_ outcome: Outcome, _ event: AdTrackingEvent, by amount: Int = 1) {
-        counters[outcome]?[event]?.increment(by: Int64(amount))
+        counters[Self.counterIndex(outcome, event)].increment(by: Int64(amount))
+    }
+
+    /// The place of (`outcome`, `event`) in ``counters``.
+    private static func counterIndex(_ outcome: Outcome, _ event: AdTrackingEvent) -> Int {
+        let row: Int =
+            switch outcome {
+            case .sent: 0
+            case .failed: 1
+            case .dropped: 2
+            case .duplicate: 3
+            }
+        return row * AdTrackingEvent.allCases.count + Int(event.quarters)
     }
 
     /// A 128-bit hash of (session, ad, event): two SipHash passes with the process's random seed, so
     /// keys cost 16 bytes whatever the ids' lengths, and collisions (one in about 2⁶⁴ pairs at the
-    /// default capacity) cannot be chosen by a client that does not know the seed.
-    private static func key(session: String, beacon: DueBeacon) -> Key {
-        var high = Hasher()
-        high.combine(0 as UInt8)
-        high.combine(session)
+    /// default capacity) cannot be chosen by a client that does not know the seed. The session is
+    /// absorbed once per call (``hashers(session:)``), then each beacon into copies.
+    private static func key(_ hashers: (high: Hasher, low: Hasher), beacon: DueBeacon) -> Key {
+        var (high, low) = hashers
         high.combine(beacon.dateRangeID)
-        high.combine(beacon.event)
-        var low = Hasher()
-        low.combine(1 as UInt8)
-        low.combine(session)
+        high.combine(beacon.event.quarters)
         low.combine(beacon.dateRangeID)
-        low.combine(beacon.event)
+        low.combine(beacon.event.quarters)
         return Key(
             high: UInt64(bitPattern: Int64(high.finalize())),
             low: UInt64(bitPattern: Int64(low.finalize()))
         )
+    }
+
+    /// The two hash states of ``key(_:beacon:)`` with the session absorbed.
+    private static func hashers(session: String) -> (high: Hasher, low: Hasher) {
+        var high = Hasher()
+        high.combine(0 as UInt8)
+        high.combine(session)
+        var low = Hasher()
+        low.combine(1 as UInt8)
+        low.combine(session)
+        return (high, low)
     }
 
     /// The host (and port) of an absolute URL, for log lines: never the path, which may carry

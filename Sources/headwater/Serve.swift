@@ -80,7 +80,12 @@ struct Serve: AsyncParsableCommand {
             registry: registry, ruleBook: ruleBook, signer: AdWiring.signer(configuration: configuration, logger: logger),
             adminToken: ProcessInfo.processInfo.environment[configuration.server.adminTokenEnvironmentVariable],
             logger: logger,
-            onStitched: { session, playlist in beacons.fire(session: session, AdTracking.dueBeacons(in: playlist, adClass: adClass)) })
+            onStitched: { playlist in
+                // Once per shared stitched playlist; per session, only the dedupe (and new URLs made its own).
+                let due = AdTracking.dueBeacons(in: playlist, adClass: adClass)
+                guard !due.isEmpty else { return nil }
+                return { session in beacons.fire(session: session.id, due, personalize: session.personalize) }
+            })
         let ads = AdWiring(registry: registry, ruleBook: ruleBook, adInsertion: adInsertion, logger: logger)
         // The same file again on SIGHUP (`--config`, else what was found at start).
         let path = config

@@ -25,14 +25,17 @@ struct AdInsertionTests {
         let metrics = OriginMetrics()
         let channel = LoopChannel(name: "demo", package: AdInsertionTests.package, windowSeconds: 30, startedAt: 0)
 
-        init(adminToken: String? = "admin", schedule: BreakSchedule? = try! BreakSchedule(every: .seconds(60), duration: .seconds(20))) throws {
+        init(
+            adminToken: String? = "admin", schedule: BreakSchedule? = try! BreakSchedule(every: .seconds(60), duration: .seconds(20)),
+            onStitched: AdInsertion.StitchObserver? = nil
+        ) throws {
             let ads = try AdConfiguration.load(
                 file: repository.appendingPathComponent("Config/ads.yaml").path,
                 publicDirectory: repository.appendingPathComponent("Public").path, version: 1)
             ruleBook = AdRuleBook(ads.ruleSet)
             insertion = AdInsertion(
                 registry: registry, ruleBook: ruleBook, signer: try SessionSigner(secret: Array("0123456789abcdef".utf8)),
-                adminToken: adminToken, logger: Logger(label: "test"))
+                adminToken: adminToken, logger: Logger(label: "test"), onStitched: onStitched)
             registry.setBreaks(
                 ChannelBreaks(channel: "demo", schedule: schedule, ruleBook: ruleBook, logger: Logger(label: "test"), metrics: metrics),
                 for: "demo")

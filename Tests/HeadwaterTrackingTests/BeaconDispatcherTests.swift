@@ -114,6 +114,29 @@ struct BeaconDispatcherTests {
         }
     }
 
+    @Test("beacons taken from a placeholder playlist are made the session's, only when queued, and sent once")
+    func personalizedBeaconsAreSentAsTheSessionsOnce() async throws {
+        let endpoint = try await BeaconEndpoint.start()
+        defer { Task { await endpoint.stop() } }
+        try await Self.withDispatcher { harness in
+            let template = Self.beacons(ad: "ad-1", session: "PLACEHOLDER", urlsPerEvent: 2, url: endpoint.url)
+            var personalized = 0
+            for session in ["s1", "s2", "s1", "s1"] {
+                harness.dispatcher.fire(session: session, template) { url in
+                    personalized += 1
+                    return url.replacing("PLACEHOLDER", with: session)
+                }
+            }
+            let expected = (Self.beacons(ad: "ad-1", session: "s1", urlsPerEvent: 2, url: endpoint.url)
+                + Self.beacons(ad: "ad-1", session: "s2", urlsPerEvent: 2, url: endpoint.url)).flatMap(\.urls).map(endpoint.target)
+            try await Self.eventually("every beacon") { endpoint.requests.count >= expected.count }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(endpoint.requests.sorted() == expected.sorted())
+            #expect(personalized == 20, "only the URLs queued (2 sessions × 5 events × 2), not the duplicates")
+            #expect(harness.count(.duplicate) == 2 * 10)
+        }
+    }
+
     // MARK: - Failures
 
     @Test func unansweredBeaconsTimeOutAsFailedAndAreLoggedOnce() async throws {

@@ -7,14 +7,25 @@ public final class ChannelRegistry: OriginContent {
     private let snapshots: NIOLockedValueBox<[String: ChannelSnapshot]>
     private let breaks: NIOLockedValueBox<[String: ChannelBreaks]>
     private let publishes = Atomic<UInt64>(0)
+    /// Each snapshot's ``ChannelSnapshot/stitching``, apart: read per stitched playlist request
+    /// without copying the snapshot.
+    private let stitchings: NIOLockedValueBox<[String: StitchingInput]>
 
     public init() {
         self.snapshots = NIOLockedValueBox([:])
         self.breaks = NIOLockedValueBox([:])
+        self.stitchings = NIOLockedValueBox([:])
     }
 
     public func snapshot(of channel: String) -> ChannelSnapshot? {
         snapshots.withLockedValue { $0[channel] }
+    }
+
+    /// What stitching needs of `channel`'s current snapshot (``ChannelSnapshot/stitching``), without
+    /// copying the rest of it: per stitched playlist request. `nil` when the channel is unknown or
+    /// does not stitch (ask ``snapshot(of:)`` why).
+    public func stitching(of channel: String) -> StitchingInput? {
+        stitchings.withLockedValue { $0[channel] }
     }
 
     public var channelNames: [String] { snapshots.withLockedValue { $0.keys.sorted() } }
@@ -27,6 +38,7 @@ public final class ChannelRegistry: OriginContent {
             snapshot.stitching = desk.advance(with: content)
         }
         snapshots.withLockedValue { $0[snapshot.name] = snapshot }
+        stitchings.withLockedValue { $0[snapshot.name] = snapshot.stitching }
         publishes.add(1, ordering: .releasing)
     }
 
@@ -45,6 +57,7 @@ public final class ChannelRegistry: OriginContent {
     /// Removes a channel (config reload).
     public func remove(_ channel: String) {
         _ = snapshots.withLockedValue { $0.removeValue(forKey: channel) }
+        _ = stitchings.withLockedValue { $0.removeValue(forKey: channel) }
         _ = breaks.withLockedValue { $0.removeValue(forKey: channel) }
         publishes.add(1, ordering: .releasing)
     }

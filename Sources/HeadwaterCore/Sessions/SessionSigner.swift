@@ -19,19 +19,20 @@ public struct SessionSigner: Sendable {
     /// How far in the future a session may start (clocks of two nodes differ a little).
     public static let defaultAllowedSkew: Duration = .seconds(30)
 
-    private let key: SymmetricKey
+    /// HMAC-SHA256 keyed once (the inner and outer padded key states): each MAC starts from a copy.
+    private let keyed: HMAC<SHA256>
 
     /// A signer whose key is SHA-256 of `secret`, so a secret of any length (≥ 16 bytes) works.
     public init(secret: some Sequence<UInt8>) throws(SessionSecretError) {
         let bytes = Array(secret)
         guard bytes.count >= Self.minimumSecretLength else { throw SessionSecretError(length: bytes.count) }
-        self.key = SymmetricKey(data: SHA256.hash(data: bytes))
+        self.init(key: SymmetricKey(data: SHA256.hash(data: bytes)))
     }
 
     /// A signer with a random 256-bit key: for when no secret is configured.
     public static func random() -> SessionSigner { SessionSigner(key: SymmetricKey(size: .bits256)) }
 
-    private init(key: SymmetricKey) { self.key = key }
+    private init(key: SymmetricKey) { self.keyed = HMAC<SHA256>(key: key) }
 
     /// The token's text form: `base64url(payload).base64url(mac)`.
     public func sign(_ token: SessionToken) -> String { sign(payload: token.encoded()) }
@@ -65,18 +66,44 @@ public struct SessionSigner: Sendable {
         guard Self.constantTimeEquals(presented, mac(payload)) else { throw .badSignature }
 
         let token = try SessionToken(decoding: payload)
-        guard token.channel == channel else { throw .foreignChannel(token: token.channel, requested: channel) }
-        // Age in milliseconds; a difference beyond Int64 saturates (such a token is far out of range).
-        let (difference, overflow) = now.subtractingReportingOverflow(token.start)
-        let age = overflow ? (now < token.start ? Int64.min : Int64.max) : difference
-        if age > Self.milliseconds(maxAge) { throw .expired(age: .milliseconds(age), maxAge: maxAge) }
-        let ahead = age == .min ? Int64.max : -age
-        if ahead > Self.milliseconds(allowedSkew) { throw .startsInFuture(by: .milliseconds(ahead)) }
+        try check(token, channel: channel, now: now, maxAge: maxAge, allowedSkew: allowedSkew)
         return token
     }
 
+    /// The checks of ``verify(_:channel:now:maxAge:allowedSkew:)`` after the MAC, for a token that
+    /// passed them before (a verified session remembered by its text): channel and age.
+    public func check(
+        _ token: SessionToken,
+        channel: String,
+        now: Int64,
+        maxAge: Duration = SessionSigner.defaultMaxAge,
+        allowedSkew: Duration = SessionSigner.defaultAllowedSkew
+    ) throws(SessionTokenError) {
+        try check(tokenChannel: token.channel, start: token.start, channel: channel, now: now, maxAge: maxAge, allowedSkew: allowedSkew)
+    }
+
+    /// ``check(_:channel:now:maxAge:allowedSkew:)`` for a token known by its channel and start.
+    public func check(
+        tokenChannel: String,
+        start: Int64,
+        channel: String,
+        now: Int64,
+        maxAge: Duration = SessionSigner.defaultMaxAge,
+        allowedSkew: Duration = SessionSigner.defaultAllowedSkew
+    ) throws(SessionTokenError) {
+        guard tokenChannel == channel else { throw .foreignChannel(token: tokenChannel, requested: channel) }
+        // Age in milliseconds; a difference beyond Int64 saturates (such a token is far out of range).
+        let (difference, overflow) = now.subtractingReportingOverflow(start)
+        let age = overflow ? (now < start ? Int64.min : Int64.max) : difference
+        if age > Self.milliseconds(maxAge) { throw .expired(age: .milliseconds(age), maxAge: maxAge) }
+        let ahead = age == .min ? Int64.max : -age
+        if ahead > Self.milliseconds(allowedSkew) { throw .startsInFuture(by: .milliseconds(ahead)) }
+    }
+
     private func mac(_ payload: [UInt8]) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: payload, using: key).prefix(Self.macLength))
+        var hmac = keyed
+        hmac.update(data: payload)
+        return Array(hmac.finalize().prefix(Self.macLength))
     }
 
     /// Compares in time that depends only on the lengths, not on where the first difference is.

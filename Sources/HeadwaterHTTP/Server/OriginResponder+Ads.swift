@@ -45,12 +45,12 @@ extension OriginResponder {
             var response = OriginResponse(status: .ok, cachePolicy: CachePolicy(.personalizedPlaylist))
             response.headers.add(name: "Content-Type", value: ContentType.playlist.value)
             response.headers.add(name: "Vary", value: "Accept-Encoding")
-            response.uncompressedLength = Int64(playlist.bytes.count)
-            if AcceptEncoding.acceptsGzip(headers.joined("accept-encoding")), let gzip = Gzip.compressPerResponse(playlist.bytes) {
+            response.uncompressedLength = Int64(playlist.count)
+            if AcceptEncoding.acceptsGzip(headers.joined("accept-encoding")), let gzip = playlist.gzipBody() {
                 response.headers.add(name: "Content-Encoding", value: "gzip")
-                response.body = .bytes(ByteBuffer(bytes: gzip))
+                response.body = .bytes(gzip)
             } else {
-                response.body = .bytes(ByteBuffer(bytes: playlist.bytes))
+                response.body = .bytes(playlist.identityBody())
             }
             return response
         case .failure(let refusal):
