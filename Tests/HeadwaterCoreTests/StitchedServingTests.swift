@@ -4,6 +4,7 @@ import HeadwaterStitching
 import Logging
 import NIOCore
 import Synchronization
+import HeadwaterTesting
 import Testing
 
 @testable import HeadwaterCore
@@ -159,7 +160,7 @@ struct StitchedServingTests {
         #expect(remembered.pod(for: log.breaks[0]) == nil, "the oldest decisions are forgotten")
     }
 
-    @Test("100,000 distinct sessions leave the origin's caches at their bounds")
+    @Test("100,000 distinct sessions leave the origin's caches at their bounds", .cpuBound)
     func manySessionsBoundedCaches() throws {
         let origin = try Origin()
         let now = AdInsertionTests.start + 3_000_000

@@ -20,7 +20,12 @@ struct DedicatedThreadsTests {
 
     @Test("without the trait a test runs on the cooperative pool")
     func withoutTrait() {
-        #expect(!Self.thread.hasPrefix("cpu-bound-") && !Self.thread.hasPrefix("process-wait-"))
+        #expect(!["cpu-bound-", "process-wait-", "timed-"].contains { Self.thread.hasPrefix($0) })
+    }
+
+    @Test(".timed runs a test on threads of its own", .timed)
+    func timed() async {
+        #expect(Self.thread.hasPrefix("timed-"), "ran on \(Self.thread)")
     }
 
     @Suite("a suite marked .waitsOnProcesses", .waitsOnProcesses)

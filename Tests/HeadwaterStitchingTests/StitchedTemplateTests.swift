@@ -10,7 +10,7 @@ struct StitchedTemplateTests {
     /// A placeholder as the origin draws one: unreserved characters only.
     static let placeholder = "Qx7-Lm2_Zr9Tb4Wn8Kc1Hv"
 
-    @Test("sessions with the same window decisions share one template; spliced, it is their render byte for byte", arguments: 0..<4)
+    @Test("sessions with the same window decisions share one template; spliced, it is their render byte for byte", .cpuBound, arguments: 0..<4)
     func sharedTemplatesGiveEachSessionItsBytes(shard: Int) throws {
         var renders = 0
         var shared = 0

@@ -30,7 +30,8 @@ public struct DedicatedThreadsTrait: TestTrait, SuiteTrait, TestScoping {
         try await withTaskExecutorPreference(executor) { try await function() }
     }
 
-    /// The name of the current thread: the dedicated ones are `cpu-bound-N` and `process-wait-N`.
+    /// The name of the current thread: the dedicated ones are `cpu-bound-N`, `process-wait-N` and
+    /// `timed-N`.
     public static func currentThreadName() -> String { Thread.current.name ?? "" }
 }
 
@@ -41,6 +42,10 @@ extension Trait where Self == DedicatedThreadsTrait {
     /// For tests that block their thread waiting on child processes and pipes (the real-client
     /// tests). Threads of their own, so such a wait never holds a CPU-bound test's thread either.
     public static var waitsOnProcesses: Self { DedicatedThreadsTrait(executor: ThreadTaskExecutor.processWaits) }
+
+    /// For tests that assert wall-clock deadlines (a drain that must end within 3 s): threads that
+    /// nothing else runs on, so a busy cooperative pool cannot stretch what they measure.
+    public static var timed: Self { DedicatedThreadsTrait(executor: ThreadTaskExecutor.timed) }
 }
 
 /// A task executor backed by a fixed set of plain threads sharing one FIFO queue of jobs. Its threads
@@ -50,6 +55,7 @@ public final class ThreadTaskExecutor: TaskExecutor, Sendable {
     /// the kernel still gives the cooperative pool its share.
     static let cpuBound = ThreadTaskExecutor(threads: 2, name: "cpu-bound")
     static let processWaits = ThreadTaskExecutor(threads: 2, name: "process-wait")
+    static let timed = ThreadTaskExecutor(threads: 2, name: "timed")
 
     private let jobs = Mutex<[UnownedJob]>([])
     private let available = DispatchSemaphore(value: 0)

@@ -9,8 +9,9 @@ import Testing
 @testable import HeadwaterTracking
 
 /// The dispatcher against real sockets on the loopback interface: an answering endpoint, a silent
-/// one, a refused port.
-@Suite("Beacon dispatcher")
+/// one, a refused port. Its tests measure deadlines in wall-clock time, so they run on threads of
+/// their own (`.timed`): no other test's work on the cooperative pool can hold them up.
+@Suite("Beacon dispatcher", .timed)
 struct BeaconDispatcherTests {
     /// Everything one test needs: a dispatcher with its own metrics and log.
     struct Harness {
