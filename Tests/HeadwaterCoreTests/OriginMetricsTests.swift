@@ -110,3 +110,16 @@ enum MediaPlaylistFixture {
             Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:2.0,\ns0.ts\n".utf8))
     }
 }
+
+@Suite("Origin metrics: stitched playlists")
+struct StitchedPlaylistMetricsTests {
+    @Test("served stitched playlists count under outcome ok (a series made once), refusals under their own")
+    func outcomes() {
+        let metrics = OriginMetrics()
+        #expect(OriginMetricsTests.value(metrics, #"headwater_stitched_playlists_total{outcome="ok"}"#) == 0)
+        for _ in 0..<3 { metrics.stitchedPlaylist(outcome: "ok") }
+        metrics.stitchedPlaylist(outcome: "forbidden")
+        #expect(OriginMetricsTests.value(metrics, #"headwater_stitched_playlists_total{outcome="ok"}"#) == 3)
+        #expect(OriginMetricsTests.value(metrics, #"headwater_stitched_playlists_total{outcome="forbidden"}"#) == 1)
+    }
+}

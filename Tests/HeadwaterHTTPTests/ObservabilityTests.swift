@@ -317,6 +317,8 @@ struct ObservabilityTests {
         #expect(redact("/live/demo/v1/1.2.ts") == "/live/demo/v1/1.2.ts")
         #expect(redact("/ssai/demo/master.m3u8?device=tv.box") == "/ssai/demo/master.m3u8?device=tv.box")
         #expect(redact("/x?mysession=a.b") == "/x?mysession=a.b")
+        #expect(redact("/x?sessio=a.b&sessions=c.d&SESSION=e.f") == "/x?sessio=a.b&sessions=c.d&SESSION=e.f")
+        #expect(redact("/x?session=a.b.c&session=d.e") == "/x?session=a.-&session=d.-")
     }
 
     @Test func commonLogTimeAndEscaping() {
@@ -329,6 +331,9 @@ struct ObservabilityTests {
         line = []
         AccessLogEntry.appendEscaped("abcdef", to: &line, limit: 3)
         #expect(String(decoding: line, as: UTF8.self) == "abc...")
+        line = []
+        AccessLogEntry.appendEscaped("abc", to: &line, limit: 3)
+        #expect(String(decoding: line, as: UTF8.self) == "abc")
         #expect(FixedPoint.seconds(micros: 153, digits: 6) == "0.000153")
         #expect(FixedPoint.seconds(micros: 1_234_567, digits: 3) == "1.234")
         #expect(FixedPoint.seconds(micros: 12_000_000, digits: 3) == "12.000")

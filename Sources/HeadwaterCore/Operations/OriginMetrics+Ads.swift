@@ -20,11 +20,12 @@ extension OriginMetrics {
     /// A stitched playlist request was answered with `outcome` (`ok`, `forbidden`, `bad_request`,
     /// `unavailable`, `error`).
     public func stitchedPlaylist(outcome: String) {
-        counter(
-            "headwater_stitched_playlists_total", labels: [("outcome", outcome)],
-            help: "Per-session stitched media playlist requests, by outcome."
-        ).increment()
+        if outcome == "ok" { return stitchedPlaylistsServed.increment() }
+        counter("headwater_stitched_playlists_total", labels: [("outcome", outcome)], help: Self.stitchedPlaylistsHelp)
+            .increment()
     }
+
+    static let stitchedPlaylistsHelp = "Per-session stitched media playlist requests, by outcome."
 
     /// A viewer session started (`/ssai/{channel}/master.m3u8`).
     public func sessionStarted(channel: String) {

@@ -82,6 +82,9 @@ public final class OriginMetrics: Sendable {
     /// Playlist bytes (sent, identity size) by content coding: every playlist request adds to one pair.
     private let gzipPlaylistBytes: (sent: Prometheus.Counter, uncompressed: Prometheus.Counter)
     private let identityPlaylistBytes: (sent: Prometheus.Counter, uncompressed: Prometheus.Counter)
+    /// `headwater_stitched_playlists_total{outcome="ok"}`: counted on every stitched playlist
+    /// served, so looked up once rather than per request (``stitchedPlaylist(outcome:)``).
+    let stitchedPlaylistsServed: Prometheus.Counter
     /// Channels whose scrape-time gauges exist, to unregister those of removed channels.
     private let scrapedChannels = Mutex<[String: (age: Prometheus.Gauge?, ready: Prometheus.Gauge)]>([:])
 
@@ -96,6 +99,9 @@ public final class OriginMetrics: Sendable {
             Self.counter(
                 in: registry, "headwater_playlist_bytes_uncompressed_total", labels: [("encoding", "identity")])
         )
+        self.stitchedPlaylistsServed = registry.makeCounter(
+            descriptor: Self.descriptor("headwater_stitched_playlists_total", help: Self.stitchedPlaylistsHelp),
+            labels: [("outcome", "ok")])
         for result in ConfigReloadResult.allCases { _ = configReloads(result) }
     }
 
@@ -311,7 +317,7 @@ public final class OriginMetrics: Sendable {
     }
 
     /// `name` is the whole metric name (`headwater_…_total`).
-    private static func descriptor(_ name: String, help: String) -> MetricNameDescriptor {
+    static func descriptor(_ name: String, help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
     }
 

@@ -55,7 +55,8 @@ struct AccessLogEntry {
         line.append(contentsOf: "] \"".utf8)
         line.append(contentsOf: method.rawValue.utf8)
         line.append(UInt8(ascii: " "))
-        Self.appendEscaped(Self.redactingSessionSignatures(uri), to: &line, limit: Self.maxTargetLength)
+        var escaper = Escaper(limit: Self.maxTargetLength)
+        Self.forEachRedactedByte(of: uri) { _ = escaper.append($0, to: &line) }
         line.append(contentsOf: " HTTP/".utf8)
         Self.appendDecimal(version.major, to: &line)
         line.append(UInt8(ascii: "."))
@@ -134,43 +135,59 @@ struct AccessLogEntry {
     /// signed session token is a credential (whoever holds it gets that viewer's playlists until it
     /// expires), so logs keep only its payload, which still identifies the session.
     static func redactingSessionSignatures(_ uri: String) -> String {
-        guard let query = uri.utf8.firstIndex(of: UInt8(ascii: "?")), uri.utf8[query...].contains(UInt8(ascii: ".")) else {
-            return uri
-        }
         var output: [UInt8] = []
         output.reserveCapacity(uri.utf8.count)
+        forEachRedactedByte(of: uri) { output.append($0) }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Calls `body` with each byte of ``redactingSessionSignatures(_:)``, without building it: the
+    /// access log escapes them straight into its line (a stitched playlist's URI carries a token of
+    /// a hundred bytes or so, on every reload of every viewer).
+    @inline(__always)
+    static func forEachRedactedByte(of uri: String, _ body: (UInt8) -> Void) {
+        guard let query = uri.utf8.firstIndex(of: UInt8(ascii: "?")), uri.utf8[query...].contains(UInt8(ascii: ".")) else {
+            for byte in uri.utf8 { body(byte) }
+            return
+        }
         var inValue = false  // inside the value of a `session` item
         var signature = false  // past its `.`
         var itemStart = true
-        var name: [UInt8] = []
+        var nameLength = 0  // bytes of the item's name so far…
+        var nameIsSessionSoFar = true  // …and whether they are a prefix of `session`
         for byte in uri.utf8 {
             if byte == UInt8(ascii: "&") || byte == UInt8(ascii: "?") {
                 inValue = false
                 signature = false
                 itemStart = true
-                name.removeAll(keepingCapacity: true)
-                output.append(byte)
+                nameLength = 0
+                nameIsSessionSoFar = true
+                body(byte)
                 continue
             }
             if itemStart {
                 if byte == UInt8(ascii: "=") {
                     itemStart = false
-                    inValue = name == Array("session".utf8)
+                    inValue = nameIsSessionSoFar && nameLength == Self.sessionName.count
                 } else {
-                    name.append(byte)
+                    nameIsSessionSoFar = nameIsSessionSoFar && nameLength < Self.sessionName.count
+                        && Self.sessionName[nameLength] == byte
+                    nameLength += 1
                 }
-                output.append(byte)
+                body(byte)
                 continue
             }
-            if inValue, byte == UInt8(ascii: ".") {
+            if inValue, !signature, byte == UInt8(ascii: ".") {
                 signature = true
-                output.append(contentsOf: ".-".utf8)
+                body(UInt8(ascii: "."))
+                body(UInt8(ascii: "-"))
                 continue
             }
-            if !signature { output.append(byte) }
+            if !signature { body(byte) }
         }
-        return String(decoding: output, as: UTF8.self)
     }
+
+    private static let sessionName: [UInt8] = Array("session".utf8)
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
@@ -189,11 +206,31 @@ struct AccessLogEntry {
     /// Appends `text` with `"`, `\` and bytes outside printable ASCII as `\xHH` (and spaces too
     /// with `escapingSpace`), at most `limit` bytes of it, then `...` if it was longer.
     static func appendEscaped(_ text: String, to line: inout [UInt8], limit: Int = 1024, escapingSpace: Bool = false) {
-        var count = 0
+        var escaper = Escaper(limit: limit, escapingSpace: escapingSpace)
         for byte in text.utf8 {
+            guard escaper.append(byte, to: &line) else { return }
+        }
+    }
+
+    /// ``appendEscaped(_:to:limit:escapingSpace:)`` one byte at a time.
+    struct Escaper {
+        let limit: Int
+        let escapingSpace: Bool
+        private var count = 0
+
+        init(limit: Int, escapingSpace: Bool = false) {
+            self.limit = limit
+            self.escapingSpace = escapingSpace
+        }
+
+        /// Appends `byte`, escaped; `false` (having appended `...`) once `limit` bytes were taken.
+        @inline(__always)
+        mutating func append(_ byte: UInt8, to line: inout [UInt8]) -> Bool {
+            if count < 0 { return false }
             if count == limit {
                 line.append(contentsOf: "...".utf8)
-                return
+                count = -1
+                return false
             }
             count += 1
             let printable = byte > 0x20 && byte < 0x7F || (byte == 0x20 && !escapingSpace)
@@ -202,9 +239,10 @@ struct AccessLogEntry {
             } else {
                 line.append(UInt8(ascii: "\\"))
                 line.append(UInt8(ascii: "x"))
-                line.append(Self.hexDigits[Int(byte >> 4)])
-                line.append(Self.hexDigits[Int(byte & 0xF)])
+                line.append(AccessLogEntry.hexDigits[Int(byte >> 4)])
+                line.append(AccessLogEntry.hexDigits[Int(byte & 0xF)])
             }
+            return true
         }
     }
 }
