@@ -44,28 +44,10 @@ extension Gzip {
         /// follow anything. `nil` only if zlib fails.
         public init?(_ bytes: [UInt8], level: Int32 = 6) {
             precondition(!bytes.isEmpty, "a deflated piece holds at least one byte")
-            var stream = z_stream()
             // Negative windowBits: raw deflate, no zlib or gzip wrapper.
-            guard deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
-                Int32(MemoryLayout<z_stream>.size)) == Z_OK
-            else { return nil }
-            defer { deflateEnd(&stream) }
-            // The sync flush adds at most an empty stored block (5 bytes) and a partial byte.
-            var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(bytes.count))) + 16)
-            let written: Int? = bytes.withUnsafeBufferPointer { input in
-                output.withUnsafeMutableBufferPointer { out in
-                    stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
-                    stream.avail_in = uInt(input.count)
-                    stream.next_out = out.baseAddress
-                    stream.avail_out = uInt(out.count)
-                    guard deflate(&stream, Z_SYNC_FLUSH) == Z_OK, stream.avail_in == 0, stream.avail_out > 0 else {
-                        return nil
-                    }
-                    return out.count - Int(stream.avail_out)
-                }
+            guard let output = Gzip.deflateOnce(bytes, level: level, windowBits: -15, flush: Z_SYNC_FLUSH) else {
+                return nil
             }
-            guard let written else { return nil }
-            output.removeSubrange(written...)
             self.deflated = output
             self.length = bytes.count
             self.crc = bytes.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) }
