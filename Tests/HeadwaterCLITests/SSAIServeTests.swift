@@ -194,7 +194,10 @@ extension RealClients {
             endpoint.standardOutput = FileHandle.nullDevice
             try endpoint.run()
             defer {
-                endpoint.terminate()
+                // SIGKILL: Python installs no SIGTERM handler, and it inherits this thread's signal
+                // mask, in which SIGTERM is blocked; `terminate()` left it running after the test.
+                kill(endpoint.processIdentifier, SIGKILL)
+                endpoint.waitUntilExit()
                 try? FileManager.default.removeItem(at: beacons)
             }
             let fixture = try SSAIFixture(beaconPort: beaconPort)

@@ -9,9 +9,15 @@ import Testing
 @testable import HeadwaterTracking
 
 /// The dispatcher against real sockets on the loopback interface: an answering endpoint, a silent
-/// one, a refused port. Its tests measure deadlines in wall-clock time, so they run on threads of
-/// their own (`.timed`): no other test's work on the cooperative pool can hold them up.
-@Suite("Beacon dispatcher", .timed)
+/// one, a refused port.
+///
+/// Deadlines are proven by counts (what was sent, failed, dropped), and wall-clock bounds are only
+/// "far sooner than without the deadline": the full suite starts some 1,500 tests at once on the
+/// two-thread cooperative pool, and for its first twenty seconds any continuation here (an answer,
+/// a timeout, a `Task.sleep`) can wait that long for a thread. Threads of the suite's own do not
+/// help: `Task.sleep` resumes on the pool whatever the task's executor preference
+/// (swiftlang/swift#74395), and the dispatcher's HTTP client resumes it from its event loop.
+@Suite("Beacon dispatcher")
 struct BeaconDispatcherTests {
     /// Everything one test needs: a dispatcher with its own metrics and log.
     struct Harness {
@@ -61,11 +67,12 @@ struct BeaconDispatcherTests {
         try await client.shutdown()
     }
 
-    /// Waits (up to 20 s) until `condition` holds: generous for a loaded two-core machine; the
-    /// condition itself is what is checked. (The full suite once starved this suite for 90 s: the
-    /// property tests held the cooperative pool. They run on threads of their own now, `.cpuBound`.)
+    /// Waits (up to 30 s) until `condition` holds: generous for a loaded two-core machine (see the
+    /// suite's note); the condition itself is what is checked. (The full suite once starved this
+    /// suite for 90 s: the property tests held the cooperative pool. They run on threads of their
+    /// own now, `.cpuBound`.)
     static func eventually(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(30)
         while !condition() {
             guard ContinuousClock.now < deadline else {
                 Issue.record("timed out waiting for \(what)")
@@ -150,7 +157,9 @@ struct BeaconDispatcherTests {
             harness.dispatcher.fire(session: "s", Self.beacons(ad: "ad", session: "s", url: endpoint.url))
             try await Self.eventually("five failures") { harness.count(.failed) == 5 }
             #expect(ContinuousClock.now - started >= .milliseconds(200))
-            #expect(endpoint.requests.count == 5)
+            // Each was sent; on a loaded machine one can time out (200 ms) before the endpoint
+            // accepts it, so the endpoint sees at most five.
+            #expect((1...5).contains(endpoint.requests.count))
             #expect(harness.count(.sent) == 0)
             #expect(harness.count(.failed, .midpoint) == 1)
             #expect(harness.log.count("are failing", atLeast: .warning) == 1, "\(harness.log.lines)")
@@ -246,17 +255,19 @@ struct BeaconDispatcherTests {
         configuration.requestTimeout = .seconds(1)
         configuration.drainTimeout = .milliseconds(500)
         try await Self.withDispatcher(configuration, running: false) { harness in
-            harness.dispatcher.fire(session: "s", Self.beacons(ad: "ad", session: "s", url: endpoint.url))
+            // 60 GETs to a silent endpoint, one at a time: a minute of timeouts without the deadline.
+            harness.dispatcher.fire(
+                session: "s", Self.beacons(ad: "ad", session: "s", urlsPerEvent: 12, url: endpoint.url))
             let started = ContinuousClock.now
             try await testGracefulShutdown { trigger in
                 trigger.triggerGracefulShutdown()
                 try await harness.dispatcher.run()
             }
             // The first GET times out (1 s); by then the drain time is over and the rest are dropped.
-            #expect(ContinuousClock.now - started < .seconds(3))
             #expect(harness.count(.failed) == 1)
-            #expect(harness.count(.dropped) == 4)
+            #expect(harness.count(.dropped) == 59)
             #expect(endpoint.requests.count == 1)
+            #expect(ContinuousClock.now - started < .seconds(30), "half the minute it would take without the deadline")
         }
     }
 
@@ -268,12 +279,13 @@ struct BeaconDispatcherTests {
         configuration.requestTimeout = .seconds(60)
         try await Self.withDispatcher(configuration, running: false) { harness in
             harness.dispatcher.fire(session: "s", Self.beacons(ad: "ad", session: "s", url: endpoint.url))
-            let started = ContinuousClock.now
             let run = Task { try await harness.dispatcher.run() }
             try await Self.eventually("two in flight") { endpoint.requests.count == 2 }
+            let started = ContinuousClock.now
             run.cancel()
             try await run.value
-            #expect(ContinuousClock.now - started < .seconds(10))
+            // In-flight GETs would run into their 60 s timeout if cancelling did not stop them.
+            #expect(ContinuousClock.now - started < .seconds(30), "half of the requests' timeout")
             #expect(harness.count(.dropped) == 5)
             #expect(harness.count(.failed) == 0 && harness.count(.sent) == 0)
         }
