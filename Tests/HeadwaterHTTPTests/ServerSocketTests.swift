@@ -142,6 +142,34 @@ struct ServerSocketTests {
         }
     }
 
+    /// File bodies go out as the head plus up to 16 KiB read into the same write, the rest by
+    /// `sendfile`, corked above 256 KiB: sizes around both edges, whole and in ranges, by the fast
+    /// path and by the full one (an `If-None-Match` that does not match sends a request there).
+    @Test func fileBodiesAroundThePrefixAndCorkEdgesArriveIntact() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let sizes = [0, 1, 16_383, 16_384, 16_385, 262_144, 262_145, 300_000]
+        let files = Dictionary(uniqueKeysWithValues: sizes.map { ($0, patternBytes(count: $0, seed: UInt64($0))) })
+        for (size, bytes) in files { try directory.write("f/\(size).bin", bytes) }
+        try await withServer(configure: { $0.publicDirectory = directory.path }) { port in
+            try await Self.withClient { client in
+                for size in sizes {
+                    let bytes = files[size]!
+                    let url = "http://127.0.0.1:\(port)/f/\(size).bin"
+                    for path in [[], [("If-None-Match", "\"other\"")]] {
+                        let (whole, body) = try await Self.fetch(client, url, headers: path)
+                        #expect(whole.status == .ok, "\(size) \(path)")
+                        #expect(sameBytes(body, bytes), "\(size) bytes whole, \(path)")
+                        guard size > 100 else { continue }
+                        let (part, partBody) = try await Self.fetch(client, url, headers: path + [("Range", "bytes=100-")])
+                        #expect(part.status == .partialContent, "\(size) \(path)")
+                        #expect(sameBytes(partBody, Array(bytes[100...])), "\(size) bytes from 100, \(path)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func gzipPlaylistDecodesInARealClient() async throws {
         try await withServer { port in
             try await Self.withClient(decompression: true) { client in
