@@ -69,6 +69,32 @@ struct OpenFile {
         try? handle.close()
     }
 
+    /// How much of a file body goes out with its head, read into the same write (see
+    /// ``readPrefix(offset:count:appendingTo:)``).
+    static let bodyPrefixLimit: Int64 = 16 * 1024
+
+    /// Appends up to ``bodyPrefixLimit`` bytes of `count` from `offset` to `buffer` (`pread(2)`),
+    /// and returns how many it appended; the rest, if any, goes by `sendfile`.
+    ///
+    /// Why: with `TCP_NODELAY` the head would otherwise leave as a packet of its own, ahead of the
+    /// body — a small segment the client wakes up for, and fewer MB/s (the stock NIO segment path
+    /// measured 0.65× nginx). Coalescing the head with the start of the body costs one copy of at most
+    /// 16 KiB from the page cache, where `TCP_CORK` around the response cost two `setsockopt` calls
+    /// and NIO's option machinery (about 7% of a range request's CPU in `perf`); a body that fits
+    /// is sent whole in that one write, with no `sendfile` at all. A short read (the file shrank
+    /// since `fstat`) appends what there was; `sendfile` then reports the rest as an error.
+    func readPrefix(offset: Int64, count: Int64, appendingTo buffer: inout ByteBuffer) -> Int64 {
+        let wanted = Int(min(count, Self.bodyPrefixLimit))
+        guard wanted > 0 else { return 0 }
+        let read = (try? handle.withUnsafeFileDescriptor { fd in
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { bytes in
+                let result = pread(fd, bytes.baseAddress, wanted, off_t(offset))
+                return result > 0 ? result : 0
+            }
+        }) ?? 0
+        return Int64(read)
+    }
+
     private static func systemOpen(_ path: UnsafePointer<CChar>, _ flags: CInt) -> CInt {
         #if canImport(Darwin)
         Darwin.open(path, flags)

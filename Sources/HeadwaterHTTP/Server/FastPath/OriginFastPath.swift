@@ -276,19 +276,29 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             unflushed = true
             OriginHTTPHandler.record(log, error: nil, environment: environment, time: time)
         case .file(let file, let offset, let count):
-            let corked = count <= OriginHTTPHandler.corkedBodyLimit
-            if corked { OriginHTTPHandler.cork(true, context: context) }
+            // The head and the start of the body in one write; the rest, if any, by `sendfile`.
+            let prefix = file.readPrefix(offset: offset, count: count, appendingTo: &bytes)
             context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
-            let region = FileRegion(fileHandle: file.handle, readerIndex: Int(offset), endIndex: Int(offset + count))
+            guard prefix < count else {
+                file.close()
+                unflushed = true
+                OriginHTTPHandler.record(log, error: nil, environment: environment, time: time)
+                return true
+            }
+            let corked = count > OriginHTTPHandler.corkedBodyThreshold
+            if corked { OriginHTTPHandler.cork(true, context: context) }
+            let region = FileRegion(
+                fileHandle: file.handle, readerIndex: Int(offset + prefix), endIndex: Int(offset + count))
             fileInFlight = true
             unflushed = false
-            let environment = self.environment
             context.writeAndFlush(wrapOutboundOut(.fileRegion(region))).assumeIsolated().whenComplete { result in
                 file.close()
                 if corked { OriginHTTPHandler.cork(false, context: context) }
                 self.fileInFlight = false
                 let error: (any Error)? = if case .failure(let error) = result { error } else { nil }
-                OriginHTTPHandler.record(log, error: error, environment: environment, time: time)
+                // `self.environment`, not a copy captured up front: copying the struct retains
+                // each of its references (~3% of a range request).
+                OriginHTTPHandler.record(log, error: error, environment: self.environment, time: time)
                 if error != nil || self.closeAfterFile { context.close(promise: nil) }
             }
         }
