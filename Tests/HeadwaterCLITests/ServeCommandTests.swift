@@ -149,7 +149,14 @@ extension RealClients {
 
         /// What an ffmpeg reader's log says is wrong with a live origin: the failures it reports
         /// (CLIENTS.md), error lines other than the noise that is normal at a discontinuity, and a read
-        /// that stopped before `seconds` of media (it gave up on a stale playlist).
+        /// that stopped before `seconds` of media because its input ended (it gave up on a stale
+        /// playlist: "No more inputs to read from").
+        ///
+        /// A `-t` read may also end with its progress time short of `seconds` and "No more output
+        /// streams to write to": ffmpeg's output clock reached `-t` by its own arithmetic, which can
+        /// jump ahead across a discontinuity (seen at the return from an ad, in about one run in
+        /// three, whatever the origin's build). That is ffmpeg's end, not the origin's, so it is not
+        /// reported; the tests check separately what was read.
         static func playbackProblems(_ log: String, seconds: Int) -> [String] {
             var problems = ["Media sequence changed unexpectedly", "HTTP error", "Failed to open segment"]
                 .filter { log.contains($0) }.map { "ffmpeg: \($0)" }
@@ -158,8 +165,9 @@ extension RealClients {
                 .map(String.init)
             let times = log.components(separatedBy: "time=").dropFirst().compactMap { $0.split(separator: " ").first }
             let reached = String(format: "00:00:%02d", seconds)
-            if times.last.map({ $0.hasPrefix(reached) }) != true {
-                problems.append("read \(seconds) s; last progress time: \(times.last ?? "none")")
+            let outputLimitReached = log.contains("No more output streams to write to")
+            if log.contains("No more inputs to read from") || (times.last.map({ $0.hasPrefix(reached) }) != true && !outputLimitReached) {
+                problems.append("read \(seconds) s; the input ended; last progress time: \(times.last ?? "none")")
             }
             return problems
         }
