@@ -81,8 +81,8 @@ struct OpenFile {
     /// measured 0.65× nginx). Coalescing the head with the start of the body costs one copy of at most
     /// 16 KiB from the page cache, where `TCP_CORK` around the response cost two `setsockopt` calls
     /// and NIO's option machinery (about 7% of a range request's CPU in `perf`); a body that fits
-    /// is sent whole in that one write, with no `sendfile` at all. A short read (the file shrank
-    /// since `fstat`) appends what there was; `sendfile` then reports the rest as an error.
+    /// is sent whole in that one write, with no `sendfile` at all. A short or failed read (the file
+    /// shrank since `fstat`) appends what there was and leaves the rest to `sendfile`, as before.
     func readPrefix(offset: Int64, count: Int64, appendingTo buffer: inout ByteBuffer) -> Int64 {
         let wanted = Int(min(count, Self.bodyPrefixLimit))
         guard wanted > 0 else { return 0 }
