@@ -14,6 +14,12 @@ public import Testing
 /// The test runs in a child task with a task executor preference, so task locals carry over and
 /// `#expect` and `Issue.record` are attributed to it.
 ///
+/// Placement is best effort: on Swift 6.3 (Linux) the child task sometimes starts on a
+/// cooperative-pool thread despite its executor preference — for a few tests of a run, and in some
+/// test processes for nearly all (a check of 50 scopes saw 0, 11 and 23 of them placed in 3 runs
+/// of 20, all 50 in the rest). Cause not found. So the tests that measure time do not rely on it:
+/// their bounds hold with the property tests on the pool too (the Beacon dispatcher suite).
+///
 /// It is for synchronous tests. An async test keeps to these threads only until its first
 /// `Task.sleep` or `Task.yield`: those resume on the cooperative pool whatever the task's executor
 /// preference (swiftlang/swift#74395, open in Swift 6.3), so a wall-clock deadline in an async test
