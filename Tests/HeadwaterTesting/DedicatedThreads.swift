@@ -38,11 +38,11 @@ public struct DedicatedThreadsTrait: TestTrait, SuiteTrait, TestScoping {
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        // In a child task: a new task's first job goes to its preferred executor, so the test starts
-        // on these threads. `withTaskExecutorPreference` alone would not move it: the operation
-        // keeps running on the current pool thread until something re-enqueues it, and a
-        // synchronous test never does — it ran there whole in about one full run in two.
-        // (The child cannot outlive `function`: the group waits for it before returning.)
+        // In a child task created with the preference, whose first job is enqueued on the executor,
+        // rather than `withTaskExecutorPreference` around the current task, which keeps running on
+        // its pool thread until something re-enqueues it (a synchronous test never does). Neither
+        // is certain on Swift 6.3: see the type's note on placement. (The child cannot outlive
+        // `function`: the group waits for it before returning.)
         try await withoutActuallyEscaping(function) { function in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask(executorPreference: executor) { try await function() }
