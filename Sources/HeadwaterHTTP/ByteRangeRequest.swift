@@ -54,6 +54,13 @@ public enum ByteRangeRequest: Equatable, Sendable {
         return range.withUTF8 { resolve($0, length: length) }
     }
 
+    /// ``evaluate(range:ifRange:length:entityTag:lastModifiedSeconds:)`` for a `Range` field's
+    /// bytes as received and no `If-Range`: what ``OriginFastPath`` asks, without making a `String`.
+    static func evaluate(rangeField: UnsafeBufferPointer<UInt8>, length: Int64) -> ByteRangeRequest {
+        precondition(length >= 0, "a representation length cannot be negative")
+        return resolve(rangeField, length: length)
+    }
+
     /// `Content-Range` of a 206 (§14.4): `bytes 0-499/1234`.
     public static func contentRange(first: Int64, last: Int64, length: Int64) -> String {
         "bytes \(first)-\(last)/\(length)"

@@ -145,7 +145,7 @@ struct ServerSocketTests {
     /// File bodies go out as the head plus up to 16 KiB read into the same write, the rest by
     /// `sendfile`, corked above 256 KiB: sizes around both edges, whole and in ranges, by the fast
     /// path and by the full one (an `If-None-Match` that does not match sends a request there).
-    @Test func fileBodiesAroundThePrefixAndCorkEdgesArriveIntact() async throws {
+    @Test func fileBodiesAroundTheSmallBodyAndCorkEdgesArriveIntact() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let sizes = [0, 1, 16_383, 16_384, 16_385, 262_144, 262_145, 300_000]

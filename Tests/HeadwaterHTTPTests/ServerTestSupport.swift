@@ -321,6 +321,7 @@ struct PipelineHarness {
         content: any OriginContent = Fixture.content(),
         ingest: (any IngestSink)? = nil,
         cors: Bool = false,
+        publicDirectory: String? = nil,
         logger: Logger = quietLogger,
         metrics: OriginMetrics = OriginMetrics(),
         clock: any WallClock = FixedClock(Fixture.now),
@@ -330,7 +331,7 @@ struct PipelineHarness {
         let environment = OriginHTTPHandler.Environment(
             responder: OriginResponder(
                 content: content,
-                publicDirectory: nil,
+                publicDirectory: publicDirectory,
                 cors: cors,
                 ingestEnabled: ingest != nil,
                 logger: logger,

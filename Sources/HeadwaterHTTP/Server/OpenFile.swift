@@ -20,6 +20,8 @@ import Darwin
 /// hanging on a FIFO someone left under the public directory; it does not affect regular files.
 struct OpenFile {
     let handle: NIOFileHandle
+    /// The path it was opened by (``OriginFastPath`` opens the same file again on the next request).
+    let path: String
     /// Size in bytes at open time.
     let size: Int64
     /// Modification time, Unix seconds.
@@ -58,6 +60,7 @@ struct OpenFile {
         return .success(
             OpenFile(
                 handle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: fd),
+                path: path,
                 size: Int64(info.st_size),
                 modified: modified
             )
@@ -69,23 +72,24 @@ struct OpenFile {
         try? handle.close()
     }
 
-    /// How much of a file body goes out with its head, read into the same write (see
-    /// ``readPrefix(offset:count:appendingTo:)``).
-    static let bodyPrefixLimit: Int64 = 16 * 1024
+    /// The largest file body read into its head's write (see ``readSmallBody(offset:count:appendingTo:)``).
+    static let smallBodyLimit: Int64 = 16 * 1024
 
-    /// Appends up to ``bodyPrefixLimit`` bytes of `count` from `offset` to `buffer` (`pread(2)`),
-    /// and returns how many it appended; the rest, if any, goes by `sendfile`.
+    /// Appends the `count` bytes from `offset` to `buffer` (`pread(2)`) if there are at most
+    /// ``smallBodyLimit`` of them, and returns how many it appended (0 for a larger body); the rest,
+    /// if any, goes by `sendfile`.
     ///
-    /// Why: with `TCP_NODELAY` the head would otherwise leave as a packet of its own, ahead of the
-    /// body — a small segment the client wakes up for, and fewer MB/s (the stock NIO segment path
-    /// measured 0.65× nginx). Coalescing the head with the start of the body costs one copy of at most
-    /// 16 KiB from the page cache, where `TCP_CORK` around the response cost two `setsockopt` calls
-    /// and NIO's option machinery (about 7% of a range request's CPU in `perf`); a body that fits
-    /// is sent whole in that one write, with no `sendfile` at all. A short or failed read (the file
-    /// shrank since `fstat`) appends what there was and leaves the rest to `sendfile`, as before.
-    func readPrefix(offset: Int64, count: Int64, appendingTo buffer: inout ByteBuffer) -> Int64 {
-        let wanted = Int(min(count, Self.bodyPrefixLimit))
-        guard wanted > 0 else { return 0 }
+    /// Why: with `TCP_NODELAY` a small body's head would otherwise leave as a packet of its own,
+    /// and its body by a `sendfile` of its own; read into the head's buffer, head and body leave in
+    /// one write. A larger body is not worth the copy: its head leaves alone either way (a
+    /// `sendfile` of the rest follows in any case), and `pread` plus `write` of a 16 KiB prefix cost
+    /// about 6 µs more kernel time per 188 KiB range request than a separate head (`/proc` stime,
+    /// `headwater-bench` fixture). Bodies over ``OriginHTTPHandler/corkedBodyThreshold`` are corked,
+    /// so their head and body leave together anyway. A short or failed read (the file shrank since
+    /// `fstat`) appends what there was and leaves the rest to `sendfile`.
+    func readSmallBody(offset: Int64, count: Int64, appendingTo buffer: inout ByteBuffer) -> Int64 {
+        guard count > 0, count <= Self.smallBodyLimit else { return 0 }
+        let wanted = Int(count)
         let read = (try? handle.withUnsafeFileDescriptor { fd in
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { bytes in
                 let result = pread(fd, bytes.baseAddress, wanted, off_t(offset))

@@ -275,9 +275,9 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
             writeEnd(log: log, keepAlive: keepAlive, lingerAfterwards: lingerAfterwards, context: context)
         case .file(let file, let offset, let count):
-            // The start of the body goes in the head's `writev`; the rest, if any, by `sendfile`.
-            var start = context.channel.allocator.buffer(capacity: Int(min(count, OpenFile.bodyPrefixLimit)))
-            let prefix = file.readPrefix(offset: offset, count: count, appendingTo: &start)
+            // A small body goes in the head's `writev`; a larger one by `sendfile`.
+            var start = context.channel.allocator.buffer(capacity: count <= OpenFile.smallBodyLimit ? Int(count) : 0)
+            let prefix = file.readSmallBody(offset: offset, count: count, appendingTo: &start)
             if prefix > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(start))), promise: nil) }
             guard prefix < count else {
                 file.close()
@@ -306,9 +306,10 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// whenever the socket buffer is full, and with `TCP_NODELAY` the partial segment at the end of
     /// each call would go out at once; corked, the body leaves in full segments and the client reads
     /// it in fewer, larger pieces (`headwater-bench all`, 1 MiB segments: 0.96× nginx's MB/s corked,
-    /// 0.61× not). Smaller bodies skip it: their head already travels with the body's start
-    /// (``OpenFile/readPrefix(offset:count:appendingTo:)``), and the two `setsockopt` calls would
-    /// cost ~7% of a 188 KiB range request.
+    /// 0.61× not). Smaller bodies skip it: a body of up to 16 KiB travels in its head's write
+    /// (``OpenFile/readSmallBody(offset:count:appendingTo:)``), one up to 256 KiB leaves in one or a
+    /// few `sendfile` calls behind a head of its own, and the two `setsockopt` calls would cost ~7%
+    /// of a 188 KiB range request.
     static func cork(_ on: Bool, context: ChannelHandlerContext) {
         #if os(Linux)
         try? context.channel.syncOptions?.setOption(Self.tcpCork, value: on ? 1 : 0)

@@ -210,6 +210,7 @@ public final class OriginServer: Service {
         )
         let dates = LoopLocal(group: group) { ResponseDates() }
         let playlists = LoopLocal(group: group) { PreencodedPlaylists() }
+        let fileHeads = LoopLocal(group: group) { PreencodedFileHeads() }
         let idleTimeout = TimeAmount(configuration.idleTimeout)
         let maxHeadBytes = configuration.maxRequestHeadBytes
         return ServerBootstrap(group: group)
@@ -224,6 +225,7 @@ public final class OriginServer: Service {
                         environment: environment,
                         dates: dates.box(for: channel.eventLoop),
                         playlists: playlists.box(for: channel.eventLoop),
+                        fileHeads: fileHeads.box(for: channel.eventLoop),
                         idleTimeout: idleTimeout,
                         maxHeadBytes: maxHeadBytes
                     )
@@ -238,6 +240,7 @@ public final class OriginServer: Service {
         environment: OriginHTTPHandler.Environment,
         dates: NIOLoopBoundBox<ResponseDates>,
         playlists: NIOLoopBoundBox<PreencodedPlaylists>? = nil,
+        fileHeads: NIOLoopBoundBox<PreencodedFileHeads>? = nil,
         progress: FullPathProgress = FullPathProgress(),
         idleTimeout: TimeAmount,
         maxHeadBytes: Int
@@ -251,6 +254,7 @@ public final class OriginServer: Service {
                 environment: environment,
                 dates: dates,
                 playlists: playlists ?? NIOLoopBoundBox.makeBoxSendingValue(PreencodedPlaylists(), eventLoop: pipeline.eventLoop),
+                fileHeads: fileHeads ?? NIOLoopBoundBox.makeBoxSendingValue(PreencodedFileHeads(), eventLoop: pipeline.eventLoop),
                 progress: progress,
                 maxHeadBytes: maxHeadBytes
             )

@@ -74,7 +74,8 @@ final class PreencodedPlaylists {
         entries[hash, default: []].append(entry)
     }
 
-    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    /// FNV-1a of a request-target's bytes, the key of both fast-path caches.
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var hash = FNV1a64.offsetBasis
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* FNV1a64.prime }
         return hash

@@ -1,0 +1,210 @@
+import Foundation
+import HeadwaterCore
+import HeadwaterTesting
+@testable import HeadwaterHTTP
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Synchronization
+import Testing
+
+/// `OriginFastPath` answering segments and static files from `PreencodedFileHeads`: the same head
+/// as the full path, each file version noticed on the next request, the rest left to the full path.
+/// Bodies here are at most 16 KiB, so they travel in the head's write and an `EmbeddedChannel`
+/// sees them; larger ones (`sendfile`) are covered over a real socket in `ServerSocketTests`.
+@Suite("File fast path")
+struct FileFastPathTests {
+    private func get(_ path: String, _ extra: String = "", method: String = "GET") -> String {
+        "\(method) \(path) HTTP/1.1\r\nHost: origin\r\n\(extra)\r\n"
+    }
+
+    /// A condition that always holds makes the full path answer the same request with a 200 or 206.
+    private static let forceFullPath = "If-Modified-Since: Thu, 01 Jan 1970 00:00:00 GMT\r\n"
+
+    @Test(arguments: [false, true])
+    func bothPathsSendTheSameResponse(cors: Bool) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let segmentBytes = patternBytes(count: 5000, seed: 1)
+        let segmentPath = try directory.write("media/seg1.ts", segmentBytes)
+        let pageBytes = patternBytes(count: 16 * 1024, seed: 2)
+        try directory.write("public/app.js", pageBytes)
+        let content = Fixture.content(segments: ["seg1.ts": segmentFile(path: segmentPath, length: 4000, tag: "s1")])
+        let harness = try PipelineHarness(content: content, cors: cors, publicDirectory: directory.path + "/public")
+        defer { harness.finish() }
+
+        let targets = [("/live/demo/v1/seg1.ts", Array(segmentBytes.prefix(4000))), ("/app.js", pageBytes)]
+        let ranges: [(String, Range<Int>?)] = [
+            ("", nil), ("Range: bytes=0-9\r\n", 0..<10), ("Range: bytes=-5\r\n", nil), ("Range: bytes=100-\r\n", nil),
+            ("Range: bytes=2-1\r\n", nil),  // invalid: ignored, a 200
+        ]
+        for (target, bytes) in targets {
+            for (range, expected) in ranges {
+                for method in ["GET", "HEAD"] {
+                    let isHead = method == "HEAD"
+                    let full = try harness.send(get(target, range + Self.forceFullPath, method: method), head: isHead)
+                    let finishedBefore = harness.fullPath.responsesFinished
+                    let fast = try harness.send(get(target, range, method: method), head: isHead)
+                    let label = "\(method) \(target) \(range)"
+                    #expect(harness.fullPath.responsesFinished == finishedBefore, "\(label) took the full path")
+                    #expect(fast.status == full.status, "\(label)")
+                    #expect(fast.headers.map { "\($0.0): \($0.1)" } == full.headers.map { "\($0.0): \($0.1)" }, "\(label)")
+                    #expect(fast.body == full.body, "\(label)")
+                    if let expected, !isHead { #expect(fast.body == Array(bytes[expected]), "\(label)") }
+                }
+            }
+            let whole = try harness.send(get(target))
+            #expect(whole.status == 200 && whole.body == bytes, "\(target)")
+            let tail = try harness.send(get(target, "Range: bytes=-5\r\n"))
+            #expect(tail.status == 206 && tail.body == Array(bytes.suffix(5)), "\(target)")
+            #expect(tail.header("Content-Range") == "bytes \(bytes.count - 5)-\(bytes.count - 1)/\(bytes.count)")
+        }
+    }
+
+    @Test func anUnsatisfiableRangeIsTheFullPaths416() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try directory.write("a.txt", Array("hello".utf8))
+        let harness = try PipelineHarness(publicDirectory: directory.path)
+        defer { harness.finish() }
+        #expect(try harness.send(get("/a.txt")).status == 200)
+        let refused = try harness.send(get("/a.txt", "Range: bytes=10-\r\n"))
+        #expect(refused.status == 416)
+        #expect(refused.header("Content-Range") == "bytes */5")
+        #expect(harness.fullPath.responsesFinished == 1)
+        // Back at a request boundary: the fast path answers again.
+        #expect(try harness.send(get("/a.txt", "Range: bytes=1-2\r\n")).text == "el")
+        #expect(harness.fullPath.responsesFinished == 1)
+    }
+
+    @Test func aStaticFileRewrittenIsServedAsItsNewVersion() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try directory.write("index.html", Array("first".utf8))
+        let harness = try PipelineHarness(publicDirectory: directory.path)
+        defer { harness.finish() }
+        let first = try harness.send(get("/"))
+        #expect(first.text == "first")
+
+        // Same size, another modification time: a new ETag and Last-Modified.
+        try directory.write("index.html", Array("later".utf8))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_000_000_000)], ofItemAtPath: path)
+        let second = try harness.send(get("/"))
+        #expect(second.text == "later")
+        #expect(second.header("ETag") != first.header("ETag"))
+        #expect(second.header("Last-Modified") == HTTPDate.format(unixSeconds: 1_000_000_000))
+
+        // Another size: the new length everywhere.
+        try directory.write("index.html", Array("much longer".utf8))
+        let third = try harness.send(get("/", "Range: bytes=5-\r\n"))
+        #expect(third.status == 206 && third.text == "longer")
+        #expect(third.header("Content-Range") == "bytes 5-10/11")
+
+        try FileManager.default.removeItem(atPath: path)
+        #expect(try harness.send(get("/")).status == 404)
+        #expect(harness.fullPath.responsesFinished == 1)
+    }
+
+    @Test func aNewSecondGetsItsOwnDateAndExpires() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try directory.write("a.txt", Array("hello".utf8))
+        let clock = Mutex<Int64>(Fixture.publishedAt + 100)
+        let harness = try PipelineHarness(publicDirectory: directory.path, now: { clock.withLock { $0 } })
+        defer { harness.finish() }
+        let first = try harness.send(get("/a.txt"))
+        #expect(first.header("Date") == HTTPDate.format(unixSeconds: Fixture.publishedAt + 100))
+        clock.withLock { $0 += 1 }
+        let second = try harness.send(get("/a.txt", "Range: bytes=0-0\r\n"))
+        #expect(second.header("Date") == HTTPDate.format(unixSeconds: Fixture.publishedAt + 101))
+        #expect(second.header("Expires") == HTTPDate.format(unixSeconds: Fixture.publishedAt + 101 + 60))
+        #expect(second.text == "h" && harness.fullPath.responsesFinished == 0)
+    }
+
+    /// The registry counts publishes: while nothing is published the fast path reopens the file it
+    /// knows without a lookup; after a publish it looks again.
+    @Test func aSegmentFollowsTheWindowAcrossPublishes() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pathA = try directory.write("a.ts", patternBytes(count: 3000, seed: 3))
+        let pathB = try directory.write("b.ts", patternBytes(count: 2000, seed: 4))
+        let registry = ChannelRegistry()
+        var demo = try #require(Fixture.content().snapshot(of: "demo"))
+        demo.segments["v1"] = ["seg.ts": segmentFile(path: pathA, length: 3000, tag: "a")]
+        registry.publish(demo)
+        let harness = try PipelineHarness(content: registry)
+        defer { harness.finish() }
+        let first = try harness.send(get("/live/demo/v1/seg.ts"))
+        #expect(first.header("ETag") == "\"a\"" && sameBytes(first.body, patternBytes(count: 3000, seed: 3)))
+        #expect(try harness.send(get("/live/demo/v1/seg.ts")).header("Content-Length") == "3000")
+
+        demo.segments["v1"] = ["seg.ts": segmentFile(path: pathB, length: 2000, tag: "b")]
+        registry.publish(demo)
+        let second = try harness.send(get("/live/demo/v1/seg.ts", "Range: bytes=0-\r\n"))
+        #expect(second.status == 206 && second.header("ETag") == "\"b\"")
+        #expect(second.header("Content-Range") == "bytes 0-1999/2000")
+        #expect(sameBytes(second.body, patternBytes(count: 2000, seed: 4)))
+        #expect(harness.fullPath.responsesFinished == 0)
+
+        // Shorter on disk than listed, with nothing published: the full path answers 404.
+        try directory.write("b.ts", patternBytes(count: 10, seed: 4))
+        #expect(try harness.send(get("/live/demo/v1/seg.ts")).status == 404)
+        #expect(harness.fullPath.responsesFinished == 1)
+
+        // Out of the window.
+        demo.segments["v1"] = [:]
+        registry.publish(demo)
+        #expect(try harness.send(get("/live/demo/v1/seg.ts")).status == 404)
+        #expect(harness.fullPath.responsesFinished == 2)
+    }
+}
+
+@Suite("Preencoded file heads")
+struct PreencodedFileHeadsTests {
+    private func entry(_ name: String, file: OpenFile) -> PreencodedFileHeads.Entry {
+        var response = OriginResponse(status: .ok, body: .file(file, offset: 0, count: file.size))
+        response.headers.add(name: "ETag", value: "\"x\"")
+        return PreencodedFileHeads.Entry(
+            target: Array(name.utf8), uri: name, route: .staticFile(path: [name]), file: file, response: response)
+    }
+
+    private func find(_ heads: PreencodedFileHeads, _ name: String) -> PreencodedFileHeads.Entry? {
+        Array(name.utf8).withUnsafeBufferPointer { heads.entry(for: $0) }
+    }
+
+    /// Two generations: the newest entries and the ones found since the last turnover stay; the
+    /// rest are dropped, so the cache holds at most two generations' worth.
+    @Test func hotEntriesSurviveTurnoverAndTheRestAreDropped() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try directory.write("f", [1, 2, 3])
+        guard case .success(let file) = OpenFile.open(path) else {
+            Issue.record("cannot open \(path)")
+            return
+        }
+        defer { file.close() }
+        let heads = PreencodedFileHeads()
+        let capacity = PreencodedFileHeads.generationCapacity
+        heads.remember(entry("/hot", file: file))
+        for index in 0..<(3 * capacity) {
+            heads.remember(entry("/cold\(index)", file: file))
+            if index % (capacity / 2) == 0 { #expect(find(heads, "/hot") != nil, "hot entry lost at \(index)") }
+            #expect(heads.count <= 2 * capacity)
+        }
+        #expect(find(heads, "/hot") != nil)
+        #expect(find(heads, "/cold0") == nil)
+        #expect(find(heads, "/cold\(3 * capacity - 1)") != nil)
+
+        let hot = try #require(find(heads, "/hot"))
+        heads.forget(hot)
+        #expect(find(heads, "/hot") == nil)
+    }
+
+    @Test(arguments: [Int64(0), 7, 10, 99, 100, 192_512, 104_857_599, Int64.max])
+    func decimalsAreWrittenAsText(value: Int64) {
+        var buffer = ByteBuffer()
+        buffer.writeStaticString("x")
+        buffer.writeDecimal(value)
+        #expect(buffer.readString(length: buffer.readableBytes) == "x\(value)")
+    }
+}
