@@ -288,6 +288,16 @@ struct ServerSocketTests {
                 #expect(responses.count == 1)
                 try await inbound.readToEnd(into: &bytes)
             }
+            // The same after a response from the fast path (a connection it never handed over).
+            try await RawClient.retryingWhenClosedBeforeRequest(port: port) { inbound, outbound in
+                var inbound = inbound
+                var bytes: [UInt8] = []
+                try await outbound.write(ByteBuffer(string: "GET /live/demo/v1.m3u8 HTTP/1.1\r\nHost: o\r\n\r\n"))
+                let responses = try await inbound.readResponses(1, into: &bytes)
+                if bytes.isEmpty { throw RawClient.ClosedBeforeResponse() }
+                #expect(responses.first?.status == 200)
+                try await inbound.readToEnd(into: &bytes)
+            }
             try await silent.run { inbound, _ in
                 var inbound = inbound
                 var bytes: [UInt8] = []

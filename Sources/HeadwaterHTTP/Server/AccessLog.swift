@@ -94,8 +94,9 @@ struct AccessLogEntry {
     /// Logs the line, with the same facts as metadata. To ``AccessLogLineHandler`` (the server's
     /// own access log) the line's bytes go directly, without the metadata it would ignore.
     /// - Parameter time: ``commonLogTime(unixSeconds:)`` of ``receivedAt``, if the caller has it.
-    func log(to logger: Logger, error: (any Error)?, time: String? = nil) {
-        let micros = (NIODeadline.now() - started).nanoseconds / 1000
+    /// - Parameter finished: when the response was done (now, unless the caller has read the clock).
+    func log(to logger: Logger, error: (any Error)?, time: String? = nil, finished: NIODeadline = .now()) {
+        let micros = (finished - started).nanoseconds / 1000
         if logger.handler is AccessLogLineHandler {
             guard logger.logLevel <= .info else { return }
             var bytes: [UInt8] = []

@@ -404,9 +404,10 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         _ entry: AccessLogEntry, error: (any Error)?, environment: Environment, time: String,
         series: OriginMetrics.RequestSeries? = nil
     ) {
-        entry.log(to: environment.accessLogger, error: error, time: time)
+        let finished = NIODeadline.now()  // one clock read for the log line and the metrics
+        entry.log(to: environment.accessLogger, error: error, time: time, finished: finished)
         let metrics = environment.metrics
-        let duration = Duration.nanoseconds((NIODeadline.now() - entry.started).nanoseconds)
+        let duration = Duration.nanoseconds((finished - entry.started).nanoseconds)
         if let series {
             series.record(duration: duration, bytes: entry.bytes)
         } else {

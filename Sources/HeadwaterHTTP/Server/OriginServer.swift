@@ -143,7 +143,10 @@ public final class OriginServer: Service {
         setListening(.success(address))
         logger.info(
             "listening",
-            metadata: ["server.address": "\(configuration.host)", "server.port": "\(address.port ?? 0)"]
+            metadata: [
+                "server.address": "\(configuration.host)", "server.port": "\(address.port ?? 0)",
+                "server.event_loops": "\(group.makeIterator().reduce(0) { count, _ in count + 1 })",
+            ]
         )
 
         await withTaskCancellationHandler {
@@ -257,15 +260,17 @@ public final class OriginServer: Service {
                 fileHeads: fileHeads ?? NIOLoopBoundBox.makeBoxSendingValue(PreencodedFileHeads(), eventLoop: pipeline.eventLoop),
                 progress: progress,
                 maxHeadBytes: maxHeadBytes
-            )
+            ) { pipeline in
+                // The full path, added by the fast path when it first hands a request over.
+                try pipeline.configureHTTPServerPipeline(
+                    withPipeliningAssistance: true,
+                    withErrorHandling: true,
+                    withOutboundHeaderValidation: true,
+                    withEncoderConfiguration: HTTPResponseEncoder.Configuration(),
+                    withDecoderLimitConfiguration: limits
+                )
+                try pipeline.addHandler(OriginHTTPHandler(environment: environment, dates: dates, progress: progress))
+            }
         )
-        try pipeline.configureHTTPServerPipeline(
-            withPipeliningAssistance: true,
-            withErrorHandling: true,
-            withOutboundHeaderValidation: true,
-            withEncoderConfiguration: HTTPResponseEncoder.Configuration(),
-            withDecoderLimitConfiguration: limits
-        )
-        try pipeline.addHandler(OriginHTTPHandler(environment: environment, dates: dates, progress: progress))
     }
 }

@@ -26,6 +26,8 @@ final class PreencodedPlaylists {
     /// A request-target known to name a shared playlist, and its current encodings.
     final class Entry {
         let target: [UInt8]
+        /// `target` as text, for the access log (made once, not per request).
+        let uri: String
         let channel: String
         /// `nil` for the multivariant playlist.
         let rendition: String?
@@ -45,6 +47,7 @@ final class PreencodedPlaylists {
 
         init(target: [UInt8], channel: String, rendition: String?, template: String) {
             self.target = target
+            self.uri = String(decoding: target, as: UTF8.self)
             self.channel = channel
             self.rendition = rendition
             self.template = template
