@@ -101,6 +101,7 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.port = port
         serverConfiguration.publicDirectory = configuration.server.publicDirectory
         serverConfiguration.cors = configuration.server.cors
+        serverConfiguration.eventLoopThreads = configuration.server.threads ?? OriginServerConfiguration.availableCPUs()
         let server = OriginServer(
             configuration: serverConfiguration, content: registry, ingest: PushIngestSink(push), logger: logger,
             accessLogger: Logger(label: OriginServer.accessLogLabel), clock: clock,

@@ -71,11 +71,20 @@ extension RealClients {
 
         /// Starts `headwater serve` in the repository (default config, or `config`) on a free port;
         /// waits until it answers.
-        static func startServer(config: String? = nil, environment: [String: String] = [:]) throws -> (Process, Int, URL) {
+        /// `wrapper`: a command that runs the server (`taskset -c 0`), if any.
+        static func startServer(
+            config: String? = nil, environment: [String: String] = [:], wrapper: [String] = []
+        ) throws -> (Process, Int, URL) {
             let port = try freePort()
             let process = Process()
-            process.executableURL = HeadwaterProcess.executable
-            process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"] + (config.map { ["--config", $0] } ?? [])
+            let arguments = ["serve", "--listen", "127.0.0.1:\(port)"] + (config.map { ["--config", $0] } ?? [])
+            if let command = wrapper.first {
+                process.executableURL = URL(fileURLWithPath: command)
+                process.arguments = wrapper.dropFirst() + [HeadwaterProcess.executable.path] + arguments
+            } else {
+                process.executableURL = HeadwaterProcess.executable
+                process.arguments = arguments
+            }
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.currentDirectoryURL = repository
             // The log goes to a file: a pipe nobody drains fills up with access-log lines and blocks the server.
@@ -90,6 +99,36 @@ extension RealClients {
                 Thread.sleep(forTimeInterval: 0.1)
             }
             return (process, port, log)
+        }
+
+        /// NIO counts the machine's cores, not the ones a process may run on: a server pinned to one
+        /// core would run two loops that take turns on it. `server.threads` overrides the count.
+        @Test("serve runs one event loop per CPU it may run on (taskset), or server.threads of them")
+        func eventLoopsFollowTheAffinityMaskOrTheConfiguration() throws {
+            let taskset = try #require(Self.which("taskset"), "taskset (util-linux) is required")
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hw-threads-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let config = directory.appendingPathComponent("headwater.yaml")
+            try """
+                server:
+                  threads: 3
+                channels:
+                  demo:
+                    source:
+                      type: loop
+                      package: \(Self.repository.path)/Public/demo/master.m3u8
+                """.write(to: config, atomically: true, encoding: .utf8)
+            for (wrapper, configPath, loops) in [([taskset, "-c", "0"], nil, 1), ([taskset, "-c", "0"], config.path, 3)] {
+                let (server, port, log) = try Self.startServer(config: configPath, wrapper: wrapper)
+                defer { if server.isRunning { server.terminate() } }
+                #expect(Self.get(port: port, path: "/healthz").hasPrefix("HTTP/1.1 200"))
+                server.terminate()
+                server.waitUntilExit()
+                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                try? FileManager.default.removeItem(at: log)
+                #expect(text.contains("server.event_loops=\(loops) "), "\(configPath ?? "default config"): \(text.prefix(800))")
+            }
         }
 
         /// ffmpeg plays one rendition (video and audio muxed in one transport stream). Given the whole

@@ -11,6 +11,7 @@ struct ConfigurationTests {
               listen: 0.0.0.0:9000
               public: ../Public
               cors: true
+              threads: 4
             channels:
               demo:
                 source:
@@ -22,6 +23,7 @@ struct ConfigurationTests {
         #expect(configuration.server.host == "0.0.0.0" && configuration.server.port == 9000)
         #expect(configuration.server.publicDirectory == "/srv/hw/Config/../Public")
         #expect(configuration.server.cors)
+        #expect(configuration.server.threads == 4)
         #expect(configuration.channels == [
             .init(name: "demo", source: .loop(package: "/srv/hw/Config/../Public/demo/master.m3u8"), windowSeconds: 24)
         ])
@@ -54,6 +56,21 @@ struct ConfigurationTests {
             #expect(lines.contains { $0.hasPrefix("h.yaml:9: channels.bad name: channel names are") }, "\(lines)")
             #expect(error.problems.count == 5, "\(lines)")
         }
+    }
+
+    @Test("server.threads is 1 to 256; absent, the server picks", arguments: ["0", "257", "two"])
+    func threads(_ value: String) throws {
+        let text = "server:\n  threads: \(value)\nchannels:\n  demo:\n    source:\n      type: loop\n      package: /m.m3u8\n"
+        do {
+            _ = try HeadwaterConfiguration.parse(text, file: "h.yaml", baseDirectory: "/c")
+            Issue.record("expected an error")
+        } catch {
+            let expected = Int(value).map { "must be between 1 and 256, got \($0)" } ?? "must be an integer"
+            #expect(error.problems.map(\.description) == ["h.yaml:2: server.threads: \(expected)"])
+        }
+        let absent = try HeadwaterConfiguration.parse(
+            "channels:\n  demo:\n    source:\n      type: loop\n      package: /m.m3u8\n", file: "h.yaml", baseDirectory: "/c")
+        #expect(absent.server.threads == nil)
     }
 
     @Test("YAML syntax errors name the line", arguments: ["server:\n  listen: [1, 2\n", "channels:\n  demo: {\n"])

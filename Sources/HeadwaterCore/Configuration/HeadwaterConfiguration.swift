@@ -11,6 +11,10 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         public var publicDirectory: String?
         /// `server.cors` (bool, optional, default false): send `Access-Control-Allow-Origin: *`.
         public var cors: Bool = false
+        /// `server.threads` (integer 1...256, optional): event-loop threads serving HTTP. `nil`: one
+        /// per CPU the process may run on (its affinity mask and cgroup limits), the usual choice;
+        /// set it to leave cores to an encoder on the same machine.
+        public var threads: Int?
         /// `server.state` (path, optional): where pushed segments are stored while they are listed or
         /// still fetchable. `nil` means a fresh temporary directory per process: pushed media is
         /// only useful while its channel is live, so nothing needs to survive a restart.
@@ -252,7 +256,7 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
     private static func parseServer(_ node: Node, reader: inout YAMLReader, baseDirectory: String) -> Server {
         var server = Server()
         for (key, value, _) in reader.mapping(node, "server", allowed: [
-            "listen", "public", "cors", "state", "slate", "ads", "session_key_env", "admin_token_env",
+            "listen", "public", "cors", "threads", "state", "slate", "ads", "session_key_env", "admin_token_env",
         ]) {
             let path = "server.\(key)"
             switch key {
@@ -272,6 +276,8 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
                 if let text = reader.string(value, path) { server.publicDirectory = resolve(text, against: baseDirectory) }
             case "cors":
                 if let flag = reader.bool(value, path) { server.cors = flag }
+            case "threads":
+                if let threads = reader.integer(value, path, in: 1...256) { server.threads = threads }
             case "state":
                 if let text = reader.string(value, path) { server.stateDirectory = resolve(text, against: baseDirectory) }
             case "slate":

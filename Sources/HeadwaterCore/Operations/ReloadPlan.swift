@@ -63,6 +63,7 @@ public struct ReloadPlan: Sendable, Hashable {
         if server.0.host != server.1.host || server.0.port != server.1.port { plan.needsRestart.append("server.listen") }
         if server.0.publicDirectory != server.1.publicDirectory { plan.needsRestart.append("server.public") }
         if server.0.cors != server.1.cors { plan.needsRestart.append("server.cors") }
+        if server.0.threads != server.1.threads { plan.needsRestart.append("server.threads") }
         if server.0.stateDirectory != server.1.stateDirectory { plan.needsRestart.append("server.state") }
         if server.0.sessionKeyEnvironmentVariable != server.1.sessionKeyEnvironmentVariable {
             plan.needsRestart.append("server.session_key_env")

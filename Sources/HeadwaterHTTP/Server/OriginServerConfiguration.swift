@@ -14,7 +14,8 @@ public struct OriginServerConfiguration: Sendable, Hashable {
     /// (hls.js) on another origin.
     public var cors: Bool
     /// Event-loop threads. `nil` (the default) uses NIO's shared singleton group, which has one
-    /// thread per core; a number makes a group of that size owned (and shut down) by the server.
+    /// thread per core of the machine (or of its cgroup); a number makes a group of that size owned
+    /// (and shut down) by the server. ``availableCPUs()`` is one per CPU the process may run on.
     public var eventLoopThreads: Int?
     /// Largest request head (all header names and values together, and any single field); a larger
     /// one is answered 400 and the connection closed.
@@ -55,4 +56,48 @@ public struct OriginServerConfiguration: Sendable, Hashable {
         self.shutdownGracePeriod = shutdownGracePeriod
         self.metrics = metrics
     }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+
+extension OriginServerConfiguration {
+    /// CPUs this process may run on: its affinity mask (`taskset`, systemd `CPUAffinity=`), within
+    /// NIO's count of the machine's or cgroup's cores. One event loop per such CPU: NIO's own
+    /// count ignores the affinity mask, so a server pinned to one core would otherwise run two or
+    /// more loops on it, which then take turns on that core (a context switch between every batch).
+    public static func availableCPUs() -> Int {
+        let cores = System.coreCount
+        #if os(Linux)
+        // `Cpus_allowed:` in /proc/self/status: the affinity mask in hex, 32-bit groups separated by
+        // commas (`sched_getaffinity` needs `_GNU_SOURCE`, which Swift's Glibc module lacks).
+        guard let status = readSmallFile("/proc/self/status"),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") })
+        else { return cores }
+        let allowed = line.dropFirst("Cpus_allowed:".count).reduce(0) { count, character in
+            count + (character.hexDigitValue?.nonzeroBitCount ?? 0)
+        }
+        return allowed > 0 ? min(cores, allowed) : cores
+        #else
+        return cores
+        #endif
+    }
+
+    #if os(Linux)
+    private static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 16 * 1024)
+        var length = 0
+        while length < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + length, $0.count - length) }
+            guard count > 0 else { break }
+            length += count
+        }
+        return String(decoding: bytes[..<length], as: UTF8.self)
+    }
+    #endif
 }
