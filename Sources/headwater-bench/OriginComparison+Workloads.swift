@@ -191,14 +191,19 @@ extension OriginComparison {
         try (snapshot.stitchedPaths.joined(separator: "\n") + "\n").write(to: headwaterList, atomically: true, encoding: .utf8)
         try (snapshot.stitchedPaths.indices.map { "/stitched/\($0).m3u8" }.joined(separator: "\n") + "\n")
             .write(to: nginxList, atomically: true, encoding: .utf8)
-        let largest = Double(snapshot.stitched.map(\.count).max() ?? 0)
+        // Guards against identity bodies where gzip was asked. Not "under the largest identity
+        // body": Headwater's live window changes during the run, and in an ad break a gzip response
+        // (head included) outgrows the identity body of a window without ads (879 bytes against
+        // 871 in the demo), while the identity body grows with the break too. Any identity response
+        // is at least the smallest identity body plus a head (over 300 bytes).
+        let smallestIdentityResponse = Double((snapshot.stitched.map(\.count).min() ?? 0) + 300)
         let http = LoopbackClient(client: client, base: headwaterBase)
         let windowBefore = try await http.window(snapshot.stitchedPaths[0])
         let result = try compare(
             "stitched playlists, \(snapshot.stitchedPaths.count) sessions round-robin, gzip, 64 connections", path: "/",
             connections: 64, headers: [Self.gzipHeader],
             environment: (["HEADWATER_PATHS": headwaterList.path], ["HEADWATER_PATHS": nginxList.path]),
-            check: Self.bytesCheck(0, largest, "gzip, under the largest identity size"))
+            check: Self.bytesCheck(0, smallestIdentityResponse, "gzip, under the smallest identity response"))
         let windowAfter = try await http.window(snapshot.stitchedPaths[0])
         let snapshotWindow = Self.window(snapshot.stitched[0])
         print(
