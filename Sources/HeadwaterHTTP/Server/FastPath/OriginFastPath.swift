@@ -18,8 +18,11 @@ extension FullPathProgress: Sendable {}
 /// `Range`, without conditions), and viewers' stitched playlists — without NIO's HTTP/1 decoder,
 /// encoder and header validation.
 /// A playlist's response is written from bytes encoded once per version and second
-/// (``PreencodedPlaylists``); a file's head is encoded here and its body follows by `sendfile`.
-/// Which response it is comes from ``OriginResponder``, as on the full path.
+/// (``PreencodedPlaylists``); a file's head from fields encoded once per file version and second
+/// (``PreencodedFileHeads``) plus its status line, `Content-Range` and `Content-Length`, and its
+/// body follows in the same write (16 KiB or less) or by `sendfile`. Which response it is comes
+/// from ``OriginResponder``, as on the full path. Until it first hands a request over, the
+/// connection's pipeline is this handler and the idle timer only.
 ///
 /// Everything else goes, as received, to NIO's HTTP/1 pipeline and ``OriginHTTPHandler``, which
 /// answer it in full. The two never overlap or reorder on a connection:
