@@ -169,7 +169,7 @@ struct PreencodedFileHeadsTests {
     }
 
     private func find(_ heads: PreencodedFileHeads, _ name: String) -> PreencodedFileHeads.Entry? {
-        Array(name.utf8).withUnsafeBufferPointer { heads.entry(for: $0) }
+        Array(name.utf8).withUnsafeBufferPointer { heads.entry(for: $0, hash: PreencodedPlaylists.hash($0)) }
     }
 
     /// Two generations: the newest entries and the ones found since the last turnover stay; the

@@ -259,10 +259,15 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
                 cacheStatus: response.cache, contentEncoding: encoding, uncompressedLength: uncompressed, started: started)
         }
 
+        // The key of both caches, hashed once.
+        let targetHash = input.withUnsafeReadableBytes { raw in
+            PreencodedPlaylists.hash(UnsafeBufferPointer(rebasing: raw.withMemoryRebound(to: UInt8.self) { $0 }[head.target]))
+        }
         if head.range == nil {
             let found: (PreencodedPlaylists.Entry, PreencodedPlaylists.Encoded)? = input.withUnsafeReadableBytes { raw in
                 let bytes = raw.withMemoryRebound(to: UInt8.self) { $0 }
-                return encoded(target: UnsafeBufferPointer(rebasing: bytes[head.target]), gzip: head.acceptsGzip, now: now)
+                return encoded(
+                    target: UnsafeBufferPointer(rebasing: bytes[head.target]), hash: targetHash, gzip: head.acceptsGzip, now: now)
             }
             if let (playlist, encoded) = found {
                 let bytes = isHead ? encoded.bytes.getSlice(at: encoded.bytes.readerIndex, length: encoded.headLength)! : encoded.bytes
@@ -287,7 +292,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         // Segments and static files: the head from ``PreencodedFileHeads``, the body from the file.
         let known: PreencodedFileHeads.Entry? = input.withUnsafeReadableBytes { raw in
             let bytes = raw.withMemoryRebound(to: UInt8.self) { $0 }
-            return fileHeads.value.entry(for: UnsafeBufferPointer(rebasing: bytes[head.target]))
+            return fileHeads.value.entry(for: UnsafeBufferPointer(rebasing: bytes[head.target]), hash: targetHash)
         }
         if let known {
             guard let file = currentFile(of: known) else { return false }
@@ -500,12 +505,13 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// `target` is not a shared playlist that answers 200 now.
     private func encoded(
         target: UnsafeBufferPointer<UInt8>,
+        hash: UInt64,
         gzip: Bool,
         now: Int64
     ) -> (PreencodedPlaylists.Entry, PreencodedPlaylists.Encoded)? {
         let playlists = self.playlists.value
         let entry: PreencodedPlaylists.Entry
-        if let known = playlists.entry(for: target) {
+        if let known = playlists.entry(for: target, hash: hash) {
             entry = known
         } else {
             guard let new = Self.entry(for: target) else { return nil }

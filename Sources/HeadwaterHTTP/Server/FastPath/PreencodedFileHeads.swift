@@ -126,9 +126,9 @@ final class PreencodedFileHeads {
 
     init() {}
 
-    /// The entry for `target`, if remembered (moved to the newer generation if it was in the older).
-    func entry(for target: UnsafeBufferPointer<UInt8>) -> Entry? {
-        let hash = PreencodedPlaylists.hash(target)
+    /// The entry for `target`, whose ``PreencodedPlaylists/hash(_:)`` is `hash`, if remembered
+    /// (moved to the newer generation if it was in the older).
+    func entry(for target: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Entry? {
         if let found = newer[hash]?.first(where: { $0.target.elementsEqual(target) }) { return found }
         guard let bucket = older[hash], let index = bucket.firstIndex(where: { $0.target.elementsEqual(target) }) else {
             return nil

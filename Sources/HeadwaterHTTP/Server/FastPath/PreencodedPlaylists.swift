@@ -63,9 +63,9 @@ final class PreencodedPlaylists {
 
     init() {}
 
-    /// The entry for `target`, if remembered.
-    func entry(for target: UnsafeBufferPointer<UInt8>) -> Entry? {
-        guard let bucket = entries[Self.hash(target)] else { return nil }
+    /// The entry for `target`, whose ``hash(_:)`` is `hash`, if remembered.
+    func entry(for target: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Entry? {
+        guard let bucket = entries[hash] else { return nil }
         return bucket.first { $0.target.elementsEqual(target) }
     }
 
