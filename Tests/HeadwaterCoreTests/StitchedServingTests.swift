@@ -105,7 +105,19 @@ struct StitchedServingTests {
         })
         var now = AdInsertionTests.start - 6_000_000
         origin.publish(at: now)
-        let tokens = try Self.tokens(origin, at: now)
+        // Fixed session ids: a viewer's pod is a hash of its id, so with random ids (as in
+        // `Self.tokens`) whether any session got ad1 was left to chance (a CI run saw none).
+        // With these ids 9 of the 12 TV viewers get the pod with ad1, the other 3 the other TV pod.
+        let viewers = (0..<12).map { ([(name: "device", value: "tv")], "tv-viewer-\($0)") }
+            + [([(name: "device", value: "phone")], "phone-viewer"), ([(name: "device", value: "other")], "other-viewer")]
+        let tokens = try viewers.map { query, id in
+            let playlist = try origin.insertion.startSession(
+                channel: "demo", query: query, headers: [(name: "X-Playback-Session-Id", value: id)], now: now / 1000
+            ).get()
+            let master = try PlaylistParser().parseMultivariant(playlist.bytes)
+            let uri = try #require(master.variants.first { $0.uri.hasPrefix("v1.m3u8") }?.uri)
+            return String(uri.split(separator: "=", maxSplits: 1)[1])
+        }
         now = AdInsertionTests.start + 3_000_000  // ad1 (tracking) starts a TV pod
         origin.publish(at: now)
         var ids: [String] = []
