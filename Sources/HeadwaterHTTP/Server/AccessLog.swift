@@ -39,37 +39,39 @@ struct AccessLogEntry {
     static let maxTargetLength = 2048
 
     /// `rt`: seconds with µs precision.
-    func line(duration: Int64) -> String {
+    func line(duration: Int64, time: String? = nil) -> String {
         var bytes: [UInt8] = []
-        appendLine(to: &bytes, duration: duration, time: Self.commonLogTime(unixSeconds: receivedAt))
+        appendLine(to: &bytes, duration: duration, time: time ?? Self.commonLogTime(unixSeconds: receivedAt))
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The line's bytes (no line feed); `time` is ``commonLogTime(unixSeconds:)`` of ``receivedAt``
     /// (formatted once per second by the caller's ``ResponseDates``).
+    ///
+    /// Fields are copied as whole runs of bytes where they need no escaping (nearly always), not a
+    /// byte at a time: this runs on every request.
     func appendLine(to line: inout [UInt8], duration: Int64, time: String) {
         line.reserveCapacity(line.count + 192 + uri.utf8.count + (userAgent?.utf8.count ?? 0))
-        line.append(contentsOf: client.utf8)
-        line.append(contentsOf: " - - [".utf8)
-        line.append(contentsOf: time.utf8)
-        line.append(contentsOf: "] \"".utf8)
-        line.append(contentsOf: method.rawValue.utf8)
+        Self.append(client, to: &line)
+        Self.append(" - - [", to: &line)
+        Self.append(time, to: &line)
+        Self.append("] \"", to: &line)
+        Self.append(method.rawValue, to: &line)
         line.append(UInt8(ascii: " "))
-        var escaper = Escaper(limit: Self.maxTargetLength)
-        Self.forEachRedactedByte(of: uri) { _ = escaper.append($0, to: &line) }
-        line.append(contentsOf: " HTTP/".utf8)
+        Self.appendRedactedTarget(uri, to: &line)
+        Self.append(" HTTP/", to: &line)
         Self.appendDecimal(version.major, to: &line)
         line.append(UInt8(ascii: "."))
         Self.appendDecimal(version.minor, to: &line)
-        line.append(contentsOf: "\" ".utf8)
+        Self.append("\" ", to: &line)
         Self.appendDecimal(Int(status.code), to: &line)
         line.append(UInt8(ascii: " "))
         Self.appendDecimal(Int(bytes), to: &line)
-        line.append(contentsOf: " \"".utf8)
+        Self.append(" \"", to: &line)
         Self.appendEscaped(referer ?? "-", to: &line)
-        line.append(contentsOf: "\" \"".utf8)
+        Self.append("\" \"", to: &line)
         Self.appendEscaped(userAgent ?? "-", to: &line)
-        line.append(contentsOf: "\" rt=".utf8)
+        Self.append("\" rt=", to: &line)
         let micros = max(0, duration)
         Self.appendDecimal(Int(micros / 1_000_000), to: &line)
         line.append(UInt8(ascii: "."))
@@ -79,32 +81,24 @@ struct AccessLogEntry {
             line.append(UInt8(ascii: "0") + UInt8(fraction / scale % 10))
             scale /= 10
         }
-        line.append(contentsOf: " cache=".utf8)
-        line.append(contentsOf: cacheStatus.rawValue.utf8)
-        line.append(contentsOf: " sid=".utf8)
+        Self.append(" cache=", to: &line)
+        Self.append(cacheStatus.rawValue, to: &line)
+        Self.append(" sid=", to: &line)
         if let sessionID {
             Self.appendEscaped(sessionID, to: &line, escapingSpace: true)
         } else {
             line.append(UInt8(ascii: "-"))
         }
-        line.append(contentsOf: " enc=".utf8)
-        line.append(contentsOf: (contentEncoding ?? "-").utf8)
+        Self.append(" enc=", to: &line)
+        Self.append(contentEncoding ?? "-", to: &line)
     }
 
-    /// Logs the line, with the same facts as metadata. To ``AccessLogLineHandler`` (the server's
-    /// own access log) the line's bytes go directly, without the metadata it would ignore.
+    /// Logs the line through `logger`, with the same facts as metadata (the server's own access
+    /// log takes the line's bytes alone, through ``AccessLogLines``).
     /// - Parameter time: ``commonLogTime(unixSeconds:)`` of ``receivedAt``, if the caller has it.
     /// - Parameter finished: when the response was done (now, unless the caller has read the clock).
     func log(to logger: Logger, error: (any Error)?, time: String? = nil, finished: NIODeadline = .now()) {
         let micros = (finished - started).nanoseconds / 1000
-        if logger.handler is AccessLogLineHandler {
-            guard logger.logLevel <= .info else { return }
-            var bytes: [UInt8] = []
-            appendLine(to: &bytes, duration: micros, time: time ?? Self.commonLogTime(unixSeconds: receivedAt))
-            bytes.append(UInt8(ascii: "\n"))
-            bytes.withUnsafeBytes { AccessLogLineHandler.emit($0) }
-            return
-        }
         var metadata: Logger.Metadata = [
             "client.address": "\(client)",
             "http.request.method": "\(method.rawValue)",
@@ -119,17 +113,51 @@ struct AccessLogEntry {
         if let userAgent { metadata["user_agent.original"] = "\(userAgent)" }
         if let contentEncoding { metadata["http.response.header.content-encoding"] = "\(contentEncoding)" }
         if let error { metadata["error.type"] = "\(error)" }
-        logger.info("\(line(duration: micros))", metadata: metadata)
+        logger.info("\(line(duration: micros, time: time))", metadata: metadata)
     }
 
     private static func appendDecimal(_ value: Int, to line: inout [UInt8]) {
-        if value < 0 {
-            line.append(UInt8(ascii: "-"))
-            appendDecimal(-value, to: &line)
-            return
+        if value < 0 { line.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // up to 24 digits, last first
+        let count = withUnsafeMutableBytes(of: &digits) { buffer in
+            var count = 0
+            repeat {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            return count
         }
-        if value >= 10 { appendDecimal(value / 10, to: &line) }
-        line.append(UInt8(ascii: "0") + UInt8(value % 10))
+        withUnsafeBytes(of: &digits) { buffer in
+            for index in stride(from: count - 1, through: 0, by: -1) { line.append(buffer[index]) }
+        }
+    }
+
+    /// Appends `text`'s bytes as they are.
+    @inline(__always)
+    private static func append(_ text: String, to line: inout [UInt8]) {
+        if let done: Void = text.utf8.withContiguousStorageIfAvailable({ line.append(contentsOf: $0) }) { return done }
+        line.append(contentsOf: text.utf8)
+    }
+
+    @inline(__always)
+    private static func append(_ text: StaticString, to line: inout [UInt8]) {
+        text.withUTF8Buffer { line.append(contentsOf: $0) }
+    }
+
+    /// The request-target, without session signatures (``forEachRedactedByte(of:_:)``), escaped
+    /// and cut at ``maxTargetLength``; copied whole when it is short, has no query and needs no escaping.
+    private static func appendRedactedTarget(_ uri: String, to line: inout [UInt8]) {
+        let copied: Bool? = uri.utf8.withContiguousStorageIfAvailable { bytes in
+            guard bytes.count <= maxTargetLength, !bytes.contains(UInt8(ascii: "?")), bytes.allSatisfy(Escaper.isPlain)
+            else { return false }
+            line.append(contentsOf: bytes)
+            return true
+        }
+        if copied == true { return }
+        var escaper = Escaper(limit: Self.maxTargetLength)
+        Self.forEachRedactedByte(of: uri) { _ = escaper.append($0, to: &line) }
     }
 
     /// `uri` with the signature of every `session=<payload>.<signature>` token replaced by `-`: a
@@ -207,6 +235,14 @@ struct AccessLogEntry {
     /// Appends `text` with `"`, `\` and bytes outside printable ASCII as `\xHH` (and spaces too
     /// with `escapingSpace`), at most `limit` bytes of it, then `...` if it was longer.
     static func appendEscaped(_ text: String, to line: inout [UInt8], limit: Int = 1024, escapingSpace: Bool = false) {
+        let copied: Bool? = text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard bytes.count <= limit,
+                bytes.allSatisfy({ Escaper.isPlain($0) && !(escapingSpace && $0 == UInt8(ascii: " ")) })
+            else { return false }
+            line.append(contentsOf: bytes)
+            return true
+        }
+        if copied == true { return }
         var escaper = Escaper(limit: limit, escapingSpace: escapingSpace)
         for byte in text.utf8 {
             guard escaper.append(byte, to: &line) else { return }
@@ -224,6 +260,12 @@ struct AccessLogEntry {
             self.escapingSpace = escapingSpace
         }
 
+        /// Whether `byte` goes into a line as it is (printable ASCII and space, but `"` and `\`).
+        @inline(__always)
+        static func isPlain(_ byte: UInt8) -> Bool {
+            byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
+        }
+
         /// Appends `byte`, escaped; `false` (having appended `...`) once `limit` bytes were taken.
         @inline(__always)
         mutating func append(_ byte: UInt8, to line: inout [UInt8]) -> Bool {
@@ -234,8 +276,7 @@ struct AccessLogEntry {
                 return false
             }
             count += 1
-            let printable = byte > 0x20 && byte < 0x7F || (byte == 0x20 && !escapingSpace)
-            if printable && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+            if Self.isPlain(byte) && !(escapingSpace && byte == UInt8(ascii: " ")) {
                 line.append(byte)
             } else {
                 line.append(UInt8(ascii: "\\"))

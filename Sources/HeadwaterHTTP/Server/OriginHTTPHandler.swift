@@ -53,14 +53,19 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private let environment: Environment
     private let dates: NIOLoopBoundBox<ResponseDates>
+    private let accessLines: AccessLogLines
     private var state: State = .idle
     private var lingerTimer: Scheduled<Void>?
     /// Counts the responses this handler finished, for the connection's ``OriginFastPath``.
     private let progress: FullPathProgress
 
-    init(environment: Environment, dates: NIOLoopBoundBox<ResponseDates>, progress: FullPathProgress = FullPathProgress()) {
+    init(
+        environment: Environment, dates: NIOLoopBoundBox<ResponseDates>, accessLines: AccessLogLines,
+        progress: FullPathProgress = FullPathProgress()
+    ) {
         self.environment = environment
         self.dates = dates
+        self.accessLines = accessLines
         self.progress = progress
     }
 
@@ -394,7 +399,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func finish(_ entry: AccessLogEntry, error: (any Error)?) {
         let time = dates.withValue { $0.commonLogTime(now: entry.receivedAt) }
-        Self.record(entry, error: error, environment: environment, time: time)
+        Self.record(entry, error: error, environment: environment, time: time, lines: accessLines)
     }
 
     /// Logs a request's access line and counts it in the metrics (also for ``OriginFastPath``).
@@ -402,10 +407,10 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// - Parameter series: the request's metric series, if the caller has looked it up already.
     static func record(
         _ entry: AccessLogEntry, error: (any Error)?, environment: Environment, time: String,
-        series: OriginMetrics.RequestSeries? = nil
+        series: OriginMetrics.RequestSeries? = nil, lines: AccessLogLines
     ) {
         let finished = NIODeadline.now()  // one clock read for the log line and the metrics
-        entry.log(to: environment.accessLogger, error: error, time: time, finished: finished)
+        lines.log(entry, error: error, time: time, finished: finished)
         let metrics = environment.metrics
         let duration = Duration.nanoseconds((finished - entry.started).nanoseconds)
         if let series {

@@ -20,8 +20,8 @@ import Synchronization
 /// ``OriginServerConfiguration/shutdownGracePeriod``, closes whatever is left, and returns. On
 /// task cancellation it closes everything at once.
 ///
-/// Each connection's pipeline: `IdleStateHandler` (idle keep-alive timeout) → ``OriginFastPath``
-/// (plain `GET`s of shared playlists, answered from bytes encoded once per version) → NIO's HTTP/1.1
+/// Each connection's pipeline: ``OriginFastPath`` (the idle keep-alive timeout; plain `GET`s of
+/// shared playlists, segments and static files, answered from bytes encoded once per version) → NIO's HTTP/1.1
 /// server pipeline with pipelining assistance (pipelined requests answered in order) and
 /// protocol-error handling (a malformed request gets 400 and a close) → ``OriginHTTPHandler``.
 public final class OriginServer: Service {
@@ -211,9 +211,10 @@ public final class OriginServer: Service {
             accessLogger: accessLogger,
             metrics: configuration.metrics
         )
-        let dates = LoopLocal(group: group) { ResponseDates() }
-        let playlists = LoopLocal(group: group) { PreencodedPlaylists() }
-        let fileHeads = LoopLocal(group: group) { PreencodedFileHeads() }
+        let dates = LoopLocal(group: group) { _ in ResponseDates() }
+        let accessLines = LoopLocal(group: group) { [accessLogger] in AccessLogLines(logger: accessLogger, eventLoop: $0) }
+        let playlists = LoopLocal(group: group) { _ in PreencodedPlaylists() }
+        let fileHeads = LoopLocal(group: group) { _ in PreencodedFileHeads() }
         let idleTimeout = TimeAmount(configuration.idleTimeout)
         let maxHeadBytes = configuration.maxRequestHeadBytes
         return ServerBootstrap(group: group)
@@ -227,6 +228,7 @@ public final class OriginServer: Service {
                         channel.pipeline.syncOperations,
                         environment: environment,
                         dates: dates.box(for: channel.eventLoop),
+                        accessLines: accessLines.box(for: channel.eventLoop),
                         playlists: playlists.box(for: channel.eventLoop),
                         fileHeads: fileHeads.box(for: channel.eventLoop),
                         idleTimeout: idleTimeout,
@@ -242,6 +244,7 @@ public final class OriginServer: Service {
         _ pipeline: ChannelPipeline.SynchronousOperations,
         environment: OriginHTTPHandler.Environment,
         dates: NIOLoopBoundBox<ResponseDates>,
+        accessLines: NIOLoopBoundBox<AccessLogLines>? = nil,
         playlists: NIOLoopBoundBox<PreencodedPlaylists>? = nil,
         fileHeads: NIOLoopBoundBox<PreencodedFileHeads>? = nil,
         progress: FullPathProgress = FullPathProgress(),
@@ -251,15 +254,18 @@ public final class OriginServer: Service {
         var limits = NIOHTTPDecoderLimitConfiguration()
         limits.maxHeaderFieldSize = maxHeadBytes
         limits.maxHeaderListSize = maxHeadBytes
-        try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+        // Handlers run on the pipeline's loop, so they hold its access log itself, not the box.
+        let accessLines = accessLines?.value ?? AccessLogLines(logger: environment.accessLogger, eventLoop: pipeline.eventLoop)
         try pipeline.addHandler(
             OriginFastPath(
                 environment: environment,
                 dates: dates,
+                accessLines: accessLines,
                 playlists: playlists ?? NIOLoopBoundBox.makeBoxSendingValue(PreencodedPlaylists(), eventLoop: pipeline.eventLoop),
                 fileHeads: fileHeads ?? NIOLoopBoundBox.makeBoxSendingValue(PreencodedFileHeads(), eventLoop: pipeline.eventLoop),
                 progress: progress,
-                maxHeadBytes: maxHeadBytes
+                maxHeadBytes: maxHeadBytes,
+                idleTimeout: idleTimeout
             ) { pipeline in
                 // The full path, added by the fast path when it first hands a request over.
                 try pipeline.configureHTTPServerPipeline(
@@ -269,7 +275,7 @@ public final class OriginServer: Service {
                     withEncoderConfiguration: HTTPResponseEncoder.Configuration(),
                     withDecoderLimitConfiguration: limits
                 )
-                try pipeline.addHandler(OriginHTTPHandler(environment: environment, dates: dates, progress: progress))
+                try pipeline.addHandler(OriginHTTPHandler(environment: environment, dates: dates, accessLines: accessLines, progress: progress))
             }
         )
     }

@@ -49,16 +49,17 @@ struct ResponseDates: Sendable {
     }
 }
 
-/// One `Value` per event loop of a group (``ResponseDates``, ``PreencodedPlaylists``), handed to
-/// each connection's handlers, so per-loop caches need no locks.
+/// One `Value` per event loop of a group (``ResponseDates``, ``PreencodedPlaylists``,
+/// ``AccessLogLines``), handed to each connection's handlers, so per-loop caches need no locks.
 struct LoopLocal<Value>: Sendable {
     private let boxes: [ObjectIdentifier: NIOLoopBoundBox<Value>]
-    private let make: @Sendable () -> Value
+    /// Makes the value of a loop.
+    private let make: @Sendable (any EventLoop) -> Value
 
-    init(group: any EventLoopGroup, make: @escaping @Sendable () -> Value) {
+    init(group: any EventLoopGroup, make: @escaping @Sendable (any EventLoop) -> Value) {
         var boxes: [ObjectIdentifier: NIOLoopBoundBox<Value>] = [:]
         for loop in group.makeIterator() {
-            boxes[ObjectIdentifier(loop)] = NIOLoopBoundBox.makeBoxSendingValue(make(), eventLoop: loop)
+            boxes[ObjectIdentifier(loop)] = NIOLoopBoundBox.makeBoxSendingValue(make(loop), eventLoop: loop)
         }
         self.boxes = boxes
         self.make = make
@@ -67,6 +68,6 @@ struct LoopLocal<Value>: Sendable {
     /// The box of `loop`, or a new one for a loop outside the group (`EmbeddedEventLoop` in tests).
     /// Call on `loop`.
     func box(for loop: any EventLoop) -> NIOLoopBoundBox<Value> {
-        boxes[ObjectIdentifier(loop)] ?? NIOLoopBoundBox.makeBoxSendingValue(make(), eventLoop: loop)
+        boxes[ObjectIdentifier(loop)] ?? NIOLoopBoundBox.makeBoxSendingValue(make(loop), eventLoop: loop)
     }
 }

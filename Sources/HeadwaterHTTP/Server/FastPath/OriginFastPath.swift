@@ -22,7 +22,7 @@ extension FullPathProgress: Sendable {}
 /// (``PreencodedFileHeads``) plus its status line, `Content-Range` and `Content-Length`, and its
 /// body follows in the same write (16 KiB or less) or by `sendfile`. Which response it is comes
 /// from ``OriginResponder``, as on the full path. Until it first hands a request over, the
-/// connection's pipeline is this handler and the idle timer only.
+/// connection's pipeline is this handler only. It also keeps the connection's idle timeout.
 ///
 /// Everything else goes, as received, to NIO's HTTP/1 pipeline and ``OriginHTTPHandler``, which
 /// answer it in full. The two never overlap or reorder on a connection:
@@ -59,6 +59,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// `environment.responder.content`, without copying the responder on every request.
     private let content: any OriginContent
     private let dates: NIOLoopBoundBox<ResponseDates>
+    private let accessLines: AccessLogLines
     private let playlists: NIOLoopBoundBox<PreencodedPlaylists>
     private let fileHeads: NIOLoopBoundBox<PreencodedFileHeads>
     private let progress: FullPathProgress
@@ -75,32 +76,90 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// Graceful shutdown was asked for while a file was going out: close once it has.
     private var closeAfterFile = false
     /// Adds the full path's handlers (NIO's HTTP/1 pipeline and ``OriginHTTPHandler``) behind this
-    /// one; `nil` once done, at the first hand-over. Until then a connection is this handler and
-    /// the idle timer only: every `read` NIO issues for it, and every event, passes two handlers
-    /// instead of eight (about 9% of a shared playlist request's user time went to carrying `read`
+    /// one; `nil` once done, at the first hand-over. Until then a connection is this handler only: every `read` NIO issues for it, and every event, passes one handler
+    /// instead of seven (about 9% of a shared playlist request's user time went to carrying `read`
     /// through NIO's HTTP/1 handlers, in `perf`), and an idle keep-alive connection holds less.
     private var installFullPath: ((ChannelPipeline.SynchronousOperations) throws -> Void)?
+    /// How long a connection may go without a byte from its client before it is closed (when
+    /// nothing is being answered; the full path decides once it is there), as NIO's
+    /// `IdleStateHandler(readTimeout:)` would: this handler keeps the timer itself, so each
+    /// request's events and writes pass one handler fewer, and the clock read that notes the
+    /// request's arrival serves the timer too.
+    private let idleTimeout: TimeAmount
+    /// When the client last sent bytes.
+    private var lastRead = NIODeadline.uptimeNanoseconds(0)
+    private var idleCheck: Scheduled<Void>?
 
     init(
         environment: OriginHTTPHandler.Environment,
         dates: NIOLoopBoundBox<ResponseDates>,
+        accessLines: AccessLogLines,
         playlists: NIOLoopBoundBox<PreencodedPlaylists>,
         fileHeads: NIOLoopBoundBox<PreencodedFileHeads>,
         progress: FullPathProgress,
         maxHeadBytes: Int,
+        idleTimeout: TimeAmount,
         installFullPath: @escaping (ChannelPipeline.SynchronousOperations) throws -> Void
     ) {
         self.environment = environment
         self.content = environment.responder.content
         self.dates = dates
+        self.accessLines = accessLines
         self.playlists = playlists
         self.fileHeads = fileHeads
         self.progress = progress
         self.maxHeadBytes = maxHeadBytes
         self.installFullPath = installFullPath
+        self.idleTimeout = idleTimeout
     }
 
+    // MARK: - The idle timer
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { startIdleTimer(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        startIdleTimer(context: context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        idleCheck = nil
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        idleCheck = nil
+    }
+
+    private func startIdleTimer(context: ChannelHandlerContext) {
+        guard idleCheck == nil, idleTimeout > .zero else { return }
+        lastRead = .now()
+        scheduleIdleCheck(at: lastRead + idleTimeout, context: context)
+    }
+
+    private func scheduleIdleCheck(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        idleCheck = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            guard context.channel.isActive else { return }
+            let now = NIODeadline.now()
+            if now - lastRead >= idleTimeout {
+                scheduleIdleCheck(at: now + idleTimeout, context: context)
+                // What `IdleStateHandler` sends, so the full path acts on it as before.
+                userInboundEventTriggered(context: context, event: IdleStateHandler.IdleStateEvent.read)
+            } else {
+                scheduleIdleCheck(at: lastRead + idleTimeout, context: context)
+            }
+        }
+    }
+
+    // MARK: - Requests
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let arrived = NIODeadline.now()
+        lastRead = arrived
         switch mode {
         case .handedOver:
             forwarded = true
@@ -143,7 +202,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             }
             switch scan {
             case .fast(let head) where context.channel.isWritable:
-                if answer(head, in: input, context: context) {
+                if answer(head, in: input, arrived: arrived, context: context) {
                     input.moveReaderIndex(forwardBy: head.length)
                 } else {
                     handOver(input, wholeRequest: head.length == input.readableBytes, context: context)
@@ -243,8 +302,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Writes the answer to `head` if it is a shared playlist's 200, a segment or a static file;
     /// `false` to let the full path answer.
-    private func answer(_ head: FastRequestHead, in input: ByteBuffer, context: ChannelHandlerContext) -> Bool {
-        let started = NIODeadline.now()
+    private func answer(_ head: FastRequestHead, in input: ByteBuffer, arrived started: NIODeadline, context: ChannelHandlerContext) -> Bool {
         let now = environment.now()
         let isHead = head.method == .head
         func field(_ range: Range<Int>?) -> String? {
@@ -284,7 +342,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
                     if isHead { playlist.headSeries = series } else { playlist.getSeries = series }
                 }
                 let time = dates.withValue { $0.commonLogTime(now: now) }
-                OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series)
+                OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
                 return true
             }
         }
@@ -348,12 +406,12 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         case .empty:
             context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
             unflushed = true
-            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time)
+            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, lines: accessLines)
         case .bytes(let body):
             bytes.writeImmutableBuffer(body)
             context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
             unflushed = true
-            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time)
+            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, lines: accessLines)
         case .file(let file, let offset, let count):
             send(file, offset: offset, count: count, after: bytes, log: log, time: time, series: nil, context: context)
         }
@@ -456,7 +514,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             file.close()
             context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
             unflushed = true
-            OriginHTTPHandler.record(line, error: nil, environment: environment, time: time, series: series)
+            OriginHTTPHandler.record(line, error: nil, environment: environment, time: time, series: series, lines: accessLines)
         } else {
             send(file, offset: first, count: count, after: bytes, log: line, time: time, series: series, context: context)
         }
@@ -481,7 +539,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         guard prefix < count else {
             file.close()
             unflushed = true
-            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series)
+            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
             return
         }
         let corked = count > OriginHTTPHandler.corkedBodyThreshold
@@ -496,7 +554,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             let error: (any Error)? = if case .failure(let error) = result { error } else { nil }
             // `self.environment`, not a copy captured up front: copying the struct retains
             // each of its references (~3% of a range request).
-            OriginHTTPHandler.record(log, error: error, environment: self.environment, time: time, series: series)
+            OriginHTTPHandler.record(log, error: error, environment: self.environment, time: time, series: series, lines: self.accessLines)
             if error != nil || self.closeAfterFile { context.close(promise: nil) }
         }
     }
