@@ -157,6 +157,112 @@ struct FileFastPathTests {
         #expect(try harness.send(get("/live/demo/v1/seg.ts")).status == 404)
         #expect(harness.fullPath.responsesFinished == 2)
     }
+
+    // MARK: - Files kept open
+
+    /// The descriptors this process has open on files under `directory` (`/proc/self/fd`), as the
+    /// paths they were opened by (a deleted or replaced file's ends in ` (deleted)`).
+    static func openFiles(under directory: String) -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
+            .filter { $0.hasPrefix(directory + "/") }
+            .sorted()
+    }
+
+    @Test func aKnownSegmentIsSentFromTheDescriptorKeptOpenUntilAPublish() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pathA = try directory.write("a.ts", patternBytes(count: 3000, seed: 3))
+        let pathB = try directory.write("b.ts", patternBytes(count: 2000, seed: 4))
+        let registry = ChannelRegistry()
+        var demo = try #require(Fixture.content().snapshot(of: "demo"))
+        demo.segments["v1"] = ["seg.ts": segmentFile(path: pathA, length: 3000, tag: "a")]
+        registry.publish(demo)
+        let harness = try PipelineHarness(content: registry)
+        defer { harness.finish() }
+        for range in ["", "Range: bytes=10-19\r\n", "Range: bytes=-5\r\n"] {
+            let response = try harness.send(get("/live/demo/v1/seg.ts", range))
+            #expect(response.status == (range.isEmpty ? 200 : 206))
+        }
+        #expect(Self.openFiles(under: directory.path) == [pathA], "one descriptor, kept")
+        let kept = try #require(harness.fileHeads.value.count == 1 ? harness.fileHeads.value.heldCount : nil)
+        #expect(kept == 1)
+
+        // After a publish the entry looks again, and keeps the file it finds instead.
+        demo.segments["v1"] = ["seg.ts": segmentFile(path: pathB, length: 2000, tag: "b")]
+        registry.publish(demo)
+        let second = try harness.send(get("/live/demo/v1/seg.ts"))
+        #expect(second.header("ETag") == "\"b\"" && sameBytes(second.body, patternBytes(count: 2000, seed: 4)))
+        #expect(Self.openFiles(under: directory.path) == [pathB], "the old descriptor closed, the new one kept")
+
+        // Truncated on disk under the kept descriptor, with nothing published, its modification
+        // time put back: `fstat` notices by the size.
+        var before = stat()
+        #expect(stat(pathB, &before) == 0)
+        try directory.write("b.ts", patternBytes(count: 10, seed: 4))
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, pathB, &times, 0) == 0)
+        #expect(try harness.send(get("/live/demo/v1/seg.ts")).status == 404)
+        #expect(Self.openFiles(under: directory.path).isEmpty)
+        #expect(harness.fileHeads.value.heldCount == 0)
+    }
+
+    /// A static file replaced by a rename over it (how deploy tools write), with the same size and
+    /// modification time: only the old file's link count says it changed.
+    @Test func aStaticFileRenamedOverIsNoticedAtOnce() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try directory.write("public/page.js", Array("first".utf8))
+        let date = Date(timeIntervalSince1970: 1_700_000_000)
+        try FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: path)
+        let harness = try PipelineHarness(publicDirectory: directory.path + "/public")
+        defer { harness.finish() }
+        #expect(try harness.send(get("/page.js")).text == "first")
+        #expect(Self.openFiles(under: directory.path) == [path])
+
+        let staged = try directory.write("staged.js", Array("other".utf8))
+        try FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: staged)
+        #expect(rename(staged, path) == 0)
+        let second = try harness.send(get("/page.js"))
+        #expect(second.text == "other")
+        #expect(Self.openFiles(under: directory.path) == [path], "the replaced file's descriptor closed")
+        #expect(harness.fullPath.responsesFinished == 0)
+    }
+
+    @Test func aStaticFileIsOpenedAgainInEachNewSecond() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try directory.write("public/a.txt", Array("hello".utf8))
+        let clock = Mutex<Int64>(Fixture.publishedAt + 100)
+        let harness = try PipelineHarness(publicDirectory: directory.path + "/public", now: { clock.withLock { $0 } })
+        defer { harness.finish() }
+        #expect(try harness.send(get("/a.txt")).text == "hello")
+        // The directory swapped for another: the old file is still linked (in `old`), so `fstat`
+        // of its descriptor sees no change…
+        try FileManager.default.moveItem(atPath: directory.path + "/public", toPath: directory.path + "/old")
+        try directory.write("public/a.txt", Array("HELLO".utf8))
+        #expect(try harness.send(get("/a.txt")).text == "hello", "kept within the second")
+        // …and in the next second the path is opened again.
+        clock.withLock { $0 += 1 }
+        #expect(try harness.send(get("/a.txt")).text == "HELLO")
+        #expect(Self.openFiles(under: directory.path) == [directory.path + "/public/a.txt"])
+    }
+
+    @Test func atMostTheCapacityOfFilesIsKeptOpen() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let capacity = PreencodedFileHeads.heldCapacity
+        for index in 0..<(capacity + 20) { try directory.write("public/\(index).txt", Array("file \(index)".utf8)) }
+        let harness = try PipelineHarness(publicDirectory: directory.path + "/public")
+        defer { harness.finish() }
+        for round in 0..<2 {
+            for index in 0..<(capacity + 20) {
+                #expect(try harness.send(get("/\(index).txt")).text == "file \(index)", "round \(round)")
+            }
+        }
+        #expect(Self.openFiles(under: directory.path).count == capacity)
+        #expect(harness.fileHeads.value.heldCount == capacity)
+    }
 }
 
 @Suite("Preencoded file heads")
@@ -198,6 +304,43 @@ struct PreencodedFileHeadsTests {
         let hot = try #require(find(heads, "/hot"))
         heads.forget(hot)
         #expect(find(heads, "/hot") == nil)
+    }
+
+    /// A kept file dropped while a response is sending it stays open until that response is done;
+    /// entries that leave the cache (forgotten, or in a generation dropped) close theirs.
+    @Test func keptFilesCloseWhenDroppedAndUnused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try directory.write("f", [1, 2, 3])
+        func open() throws -> OpenFile {
+            guard case .success(let file) = OpenFile.open(path) else { throw CancellationError() }
+            return file
+        }
+        let heads = PreencodedFileHeads()
+        let first = try open()
+        let hot = entry("/hot", file: first)
+        heads.remember(hot)
+        let sending = heads.hold(first, for: hot, now: 1)
+        #expect(heads.heldCount == 1 && FileFastPathTests.openFiles(under: directory.path).count == 1)
+        heads.forget(hot)
+        #expect(heads.heldCount == 0)
+        #expect(FileFastPathTests.openFiles(under: directory.path).count == 1, "still being sent")
+        sending.done()
+        #expect(FileFastPathTests.openFiles(under: directory.path).isEmpty, "closed by its last response")
+
+        // Entries in a dropped generation close their files.
+        for index in 0..<10 {
+            let file = try open()
+            let cold = entry("/cold\(index)", file: file)
+            heads.remember(cold)
+            heads.hold(file, for: cold, now: 1).done()
+        }
+        #expect(heads.heldCount == 10 && FileFastPathTests.openFiles(under: directory.path).count == 10)
+        for index in 0..<(2 * PreencodedFileHeads.generationCapacity) {
+            heads.remember(entry("/filler\(index)", file: first))
+        }
+        #expect(heads.heldCount == 0)
+        #expect(FileFastPathTests.openFiles(under: directory.path).isEmpty)
     }
 
     @Test(arguments: [Int64(0), 7, 10, 99, 100, 192_512, 104_857_599, Int64.max])

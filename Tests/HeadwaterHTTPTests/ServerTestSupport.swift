@@ -315,6 +315,8 @@ struct PipelineHarness {
     /// Responses the full path (NIO's decoder and `OriginHTTPHandler`) finished; the rest came
     /// from `OriginFastPath`.
     let fullPath = FullPathProgress()
+    /// The fast path's file heads and kept files.
+    let fileHeads: NIOLoopBoundBox<PreencodedFileHeads>
     var isActive: Bool { channel.isActive }
 
     init(
@@ -328,6 +330,7 @@ struct PipelineHarness {
         now: @escaping @Sendable () -> Int64 = { Fixture.publishedAt + 100 }
     ) throws {
         channel = EmbeddedChannel()
+        fileHeads = NIOLoopBoundBox.makeBoxSendingValue(PreencodedFileHeads(), eventLoop: channel.eventLoop)
         let environment = OriginHTTPHandler.Environment(
             responder: OriginResponder(
                 content: content,
@@ -350,6 +353,7 @@ struct PipelineHarness {
             channel.pipeline.syncOperations,
             environment: environment,
             dates: NIOLoopBoundBox(ResponseDates(), eventLoop: channel.eventLoop),
+            fileHeads: fileHeads,
             progress: fullPath,
             idleTimeout: .seconds(60),
             maxHeadBytes: 16 * 1024

@@ -26,6 +26,8 @@ struct OpenFile {
     let size: Int64
     /// Modification time, Unix seconds.
     let modified: Int64
+    /// Modification time: the nanoseconds within ``modified``.
+    let modifiedNanoseconds: Int
 
     enum Failure: Error, Equatable {
         /// `ENOENT` or `ENOTDIR`: nothing there.
@@ -52,19 +54,38 @@ struct OpenFile {
             _ = Self.systemClose(fd)
             return .failure(.notRegularFile)
         }
-        #if canImport(Darwin)
-        let modified = Int64(info.st_mtimespec.tv_sec)
-        #else
-        let modified = Int64(info.st_mtim.tv_sec)
-        #endif
+        let (modified, nanoseconds) = Self.modificationTime(info)
         return .success(
             OpenFile(
                 handle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: fd),
                 path: path,
                 size: Int64(info.st_size),
-                modified: modified
+                modified: modified,
+                modifiedNanoseconds: nanoseconds
             )
         )
+    }
+
+    /// Whether the file is as it was when opened, by `fstat(2)` of the open descriptor: the same
+    /// size and modification time (to the nanosecond), and still linked — a file deleted, or
+    /// replaced by a rename over it, has no links left. A descriptor kept open between requests
+    /// (``SharedFile``) is checked so before each response, which then matches the file it sends.
+    func isUnchanged() -> Bool {
+        (try? handle.withUnsafeFileDescriptor { fd in
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { return false }
+            let (modified, nanoseconds) = Self.modificationTime(info)
+            return Int64(info.st_size) == size && modified == self.modified && nanoseconds == modifiedNanoseconds
+                && info.st_nlink > 0
+        }) ?? false
+    }
+
+    private static func modificationTime(_ info: stat) -> (seconds: Int64, nanoseconds: Int) {
+        #if canImport(Darwin)
+        (Int64(info.st_mtimespec.tv_sec), Int(info.st_mtimespec.tv_nsec))
+        #else
+        (Int64(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec))
+        #endif
     }
 
     /// Closes the descriptor (once the response that sent it is written, or when it is not sent).

@@ -353,7 +353,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             return fileHeads.value.entry(for: UnsafeBufferPointer(rebasing: bytes[head.target]), hash: targetHash)
         }
         if let known {
-            guard let file = currentFile(of: known) else { return false }
+            guard let file = currentFile(of: known, now: now) else { return false }
             let log = entry(uri: known.uri, route: known.route.template, response: (.ok, 0, .none), encoding: nil, uncompressed: nil)
             return answer(known, file: file, head: head, in: input, now: now, log: log, context: context)
         }
@@ -370,9 +370,11 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
                 let new = PreencodedFileHeads.Entry(
                     target: Array(uri.utf8), uri: uri, route: route, file: file, response: response)
                 new.publishCount = publishCount
-                fileHeads.value.remember(new)
+                let heads = fileHeads.value
+                heads.remember(new)
+                let shared = heads.hold(file, for: new, now: now)
                 let log = entry(uri: uri, route: route.template, response: (.ok, 0, .none), encoding: nil, uncompressed: nil)
-                return answer(new, file: file, head: head, in: input, now: now, log: log, context: context)
+                return answer(new, file: shared, head: head, in: input, now: now, log: log, context: context)
             }
             response.discardBody()  // an error, most likely: answered below with the request's own fields
         case .stitchedPlaylist:
@@ -413,37 +415,53 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             unflushed = true
             OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, lines: accessLines)
         case .file(let file, let offset, let count):
-            send(file, offset: offset, count: count, after: bytes, log: log, time: time, series: nil, context: context)
+            send(
+                SharedFile(file, kept: false, openedSecond: now).use(), offset: offset, count: count, after: bytes, log: log,
+                time: time, series: nil, context: context)
         }
         return true
     }
 
-    /// The file of `entry`'s target, opened, with `entry` brought up to date; `nil` if the full path
-    /// must answer (the file is gone, shorter than listed, or no longer answers 200).
-    private func currentFile(of entry: PreencodedFileHeads.Entry) -> OpenFile? {
+    /// The file of `entry`'s target, open, for one response (``SharedFile/done()`` when it is sent),
+    /// with `entry` brought up to date; `nil` if the full path must answer (the file is gone,
+    /// shorter than listed, or no longer answers 200).
+    private func currentFile(of entry: PreencodedFileHeads.Entry, now: Int64) -> SharedFile? {
+        let heads = fileHeads.value
         let publishCount = content.publishCount
+        let windowUnchanged: Bool
         if case .segment = entry.route, let publishCount, entry.publishCount == publishCount {
+            windowUnchanged = true
+        } else {
+            windowUnchanged = false
+        }
+        if let held = entry.held {
+            // The file kept open since an earlier request: no `open`, one `fstat`.
+            let current = if case .segment = entry.route { windowUnchanged } else { held.openedSecond == now }
+            if current && held.file.isUnchanged() { return held.use() }
+            heads.release(entry)
+        }
+        if windowUnchanged {
             // The window lists the same file as when the entry was made: open it, no lookup.
             guard case .success(let file) = OpenFile.open(entry.path) else { return nil }
             guard file.size >= entry.length else {
                 file.close()  // the full path logs it and answers 404
                 return nil
             }
-            return file
+            return heads.hold(file, for: entry, now: now)
         }
         if case .staticFile = entry.route, case .success(let file) = OpenFile.open(entry.path) {
-            if file.size == entry.length, file.modified == entry.lastModified { return file }
+            if file.size == entry.length, file.modified == entry.lastModified { return heads.hold(file, for: entry, now: now) }
             file.close()
         }
         var response = environment.responder.respond(method: .GET, route: entry.route, headers: HTTPHeaders())
         guard response.status == .ok, case .file(let file, 0, _) = response.body else {
             response.discardBody()
-            fileHeads.value.forget(entry)
+            heads.forget(entry)
             return nil
         }
         entry.update(file: file, response: response)
         entry.publishCount = publishCount
-        return file
+        return heads.hold(file, for: entry, now: now)
     }
 
     /// Writes the answer to `head` for `entry`'s current version, `file`: 200, or 206 for a
@@ -451,7 +469,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// the request's access-log entry, whose status and byte count this sets.
     private func answer(
         _ entry: PreencodedFileHeads.Entry,
-        file: OpenFile,
+        file: SharedFile,
         head: FastRequestHead,
         in input: ByteBuffer,
         now: Int64,
@@ -474,7 +492,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         case .partial(let from, let last):
             (first, count) = (from, last - from + 1)
         case .unsatisfiable:
-            file.close()
+            file.done()
             return false
         }
         let partial = range != .full
@@ -511,7 +529,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         line.status = partial ? .partialContent : .ok
         line.bytes = isHead ? 0 : count
         if isHead {
-            file.close()
+            file.done()
             context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
             unflushed = true
             OriginHTTPHandler.record(line, error: nil, environment: environment, time: time, series: series, lines: accessLines)
@@ -524,7 +542,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// Writes `head`, with the file body if it is small (``OpenFile/readSmallBody(offset:count:appendingTo:)``),
     /// else followed by the body by `sendfile`; logs the request once the body is out.
     private func send(
-        _ file: OpenFile,
+        _ shared: SharedFile,
         offset: Int64,
         count: Int64,
         after head: ByteBuffer,
@@ -534,10 +552,11 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         context: ChannelHandlerContext
     ) {
         var bytes = head
+        let file = shared.file
         let prefix = file.readSmallBody(offset: offset, count: count, appendingTo: &bytes)
         context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
         guard prefix < count else {
-            file.close()
+            shared.done()
             unflushed = true
             OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
             return
@@ -548,7 +567,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         fileInFlight = true
         unflushed = false
         context.writeAndFlush(wrapOutboundOut(.fileRegion(region))).assumeIsolated().whenComplete { result in
-            file.close()
+            shared.done()
             if corked { OriginHTTPHandler.cork(false, context: context) }
             self.fileInFlight = false
             let error: (any Error)? = if case .failure(let error) = result { error } else { nil }

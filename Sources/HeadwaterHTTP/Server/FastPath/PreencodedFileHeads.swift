@@ -24,6 +24,13 @@ import NIOHTTP1
 /// older one is dropped, so live segments that left the window fall out while the hot ones
 /// (found in the older generation, moved to the newer) stay. Confined to its event loop
 /// (``LoopLocal``): no locks.
+///
+/// Up to ``heldCapacity`` entries also keep their file open (``SharedFile``), so the next
+/// request needs no `open`: only `fstat` of the open descriptor (``OpenFile/isUnchanged()``:
+/// same size and modification time, still linked). A kept descriptor is used while its entry's
+/// version stays current (as above) and, for a static file, within the second it was opened in:
+/// a static file is opened by its path again in each new second, so one replaced in a way `fstat`
+/// of the old descriptor cannot see (its directory swapped for another) is served within a second.
 final class PreencodedFileHeads {
     /// A request-target known to name a file, and its encoded head.
     final class Entry {
@@ -45,6 +52,8 @@ final class PreencodedFileHeads {
         private(set) var leading = ByteBuffer()
         private(set) var trailing = ByteBuffer()
         private var second: Int64 = .min
+        /// The file, kept open between requests (``PreencodedFileHeads/hold(_:for:now:)``).
+        fileprivate(set) var held: SharedFile?
         /// Metric series of `GET` 200, `HEAD` 200, `GET` 206, `HEAD` 206, looked up on first use.
         private var series: [OriginMetrics.RequestSeries?] = [nil, nil, nil, nil]
 
@@ -119,12 +128,43 @@ final class PreencodedFileHeads {
 
     /// Entries per generation.
     static let generationCapacity = 1024
+    /// Open files kept, at most, per event loop: the hot set of a live origin (each rendition's
+    /// newest segments, the player's and the status page's files), well inside the 1,024
+    /// descriptors a process may have by default.
+    static let heldCapacity = 128
 
     private var newer: [UInt64: [Entry]] = [:]
     private var newerCount = 0
     private var older: [UInt64: [Entry]] = [:]
+    /// Entries whose file is kept open.
+    private(set) var heldCount = 0
 
     init() {}
+
+    deinit {
+        for entry in newer.values.joined() { release(entry) }
+        for entry in older.values.joined() { release(entry) }
+    }
+
+    /// `file`, just opened for `entry`'s current version, for one response (``SharedFile/use()``
+    /// done): kept open as `entry`'s (replacing the one it kept) while fewer than
+    /// ``heldCapacity`` are kept, else closed once that response is done.
+    func hold(_ file: OpenFile, for entry: Entry, now: Int64) -> SharedFile {
+        release(entry)
+        guard heldCount < Self.heldCapacity else { return SharedFile(file, kept: false, openedSecond: now).use() }
+        let shared = SharedFile(file, kept: true, openedSecond: now)
+        entry.held = shared
+        heldCount += 1
+        return shared.use()
+    }
+
+    /// Stops keeping `entry`'s file open (closed once the responses sending it are done).
+    func release(_ entry: Entry) {
+        guard let held = entry.held else { return }
+        entry.held = nil
+        heldCount -= 1
+        held.drop()
+    }
 
     /// The entry for `target`, whose ``PreencodedPlaylists/hash(_:)`` is `hash`, if remembered
     /// (moved to the newer generation if it was in the older).
@@ -146,6 +186,7 @@ final class PreencodedFileHeads {
 
     /// Forgets `entry` (its target no longer names a file that answers 200).
     func forget(_ entry: Entry) {
+        release(entry)
         let hash = entry.target.withUnsafeBufferPointer { PreencodedPlaylists.hash($0) }
         if let index = newer[hash]?.firstIndex(where: { $0 === entry }) {
             newer[hash]?.remove(at: index)
@@ -156,6 +197,7 @@ final class PreencodedFileHeads {
 
     private func insert(_ entry: Entry, hash: UInt64) {
         if newerCount >= Self.generationCapacity {
+            for dropped in older.values.joined() { release(dropped) }
             older = newer
             newer = [:]
             newerCount = 0
