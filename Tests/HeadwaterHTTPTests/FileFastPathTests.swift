@@ -124,22 +124,15 @@ struct FileFastPathTests {
     /// The registry counts publishes: while nothing is published the fast path reopens the file it
     /// knows without a lookup; after a publish it looks again.
     @Test func aSegmentFollowsTheWindowAcrossPublishes() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let pathA = try directory.write("a.ts", patternBytes(count: 3000, seed: 3))
-        let pathB = try directory.write("b.ts", patternBytes(count: 2000, seed: 4))
-        let registry = ChannelRegistry()
-        var demo = try #require(Fixture.content().snapshot(of: "demo"))
-        demo.segments["v1"] = ["seg.ts": segmentFile(path: pathA, length: 3000, tag: "a")]
-        registry.publish(demo)
-        let harness = try PipelineHarness(content: registry)
+        let window = try SegmentWindow()
+        defer { window.remove() }
+        let (directory, pathA, pathB, harness) = (window.directory, window.pathA, window.pathB, window.harness)
         defer { harness.finish() }
         let first = try harness.send(get("/live/demo/v1/seg.ts"))
         #expect(first.header("ETag") == "\"a\"" && sameBytes(first.body, patternBytes(count: 3000, seed: 3)))
         #expect(try harness.send(get("/live/demo/v1/seg.ts")).header("Content-Length") == "3000")
 
-        demo.segments["v1"] = ["seg.ts": segmentFile(path: pathB, length: 2000, tag: "b")]
-        registry.publish(demo)
+        try window.publish(["seg.ts": segmentFile(path: pathB, length: 2000, tag: "b")])
         let second = try harness.send(get("/live/demo/v1/seg.ts", "Range: bytes=0-\r\n"))
         #expect(second.status == 206 && second.header("ETag") == "\"b\"")
         #expect(second.header("Content-Range") == "bytes 0-1999/2000")
@@ -152,8 +145,7 @@ struct FileFastPathTests {
         #expect(harness.fullPath.responsesFinished == 1)
 
         // Out of the window.
-        demo.segments["v1"] = [:]
-        registry.publish(demo)
+        try window.publish([:])
         #expect(try harness.send(get("/live/demo/v1/seg.ts")).status == 404)
         #expect(harness.fullPath.responsesFinished == 2)
     }
@@ -170,15 +162,9 @@ struct FileFastPathTests {
     }
 
     @Test func aKnownSegmentIsSentFromTheDescriptorKeptOpenUntilAPublish() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let pathA = try directory.write("a.ts", patternBytes(count: 3000, seed: 3))
-        let pathB = try directory.write("b.ts", patternBytes(count: 2000, seed: 4))
-        let registry = ChannelRegistry()
-        var demo = try #require(Fixture.content().snapshot(of: "demo"))
-        demo.segments["v1"] = ["seg.ts": segmentFile(path: pathA, length: 3000, tag: "a")]
-        registry.publish(demo)
-        let harness = try PipelineHarness(content: registry)
+        let window = try SegmentWindow()
+        defer { window.remove() }
+        let (directory, pathA, pathB, harness) = (window.directory, window.pathA, window.pathB, window.harness)
         defer { harness.finish() }
         for range in ["", "Range: bytes=10-19\r\n", "Range: bytes=-5\r\n"] {
             let response = try harness.send(get("/live/demo/v1/seg.ts", range))
@@ -189,8 +175,7 @@ struct FileFastPathTests {
         #expect(kept == 1)
 
         // After a publish the entry looks again, and keeps the file it finds instead.
-        demo.segments["v1"] = ["seg.ts": segmentFile(path: pathB, length: 2000, tag: "b")]
-        registry.publish(demo)
+        try window.publish(["seg.ts": segmentFile(path: pathB, length: 2000, tag: "b")])
         let second = try harness.send(get("/live/demo/v1/seg.ts"))
         #expect(second.header("ETag") == "\"b\"" && sameBytes(second.body, patternBytes(count: 2000, seed: 4)))
         #expect(Self.openFiles(under: directory.path) == [pathB], "the old descriptor closed, the new one kept")
@@ -350,4 +335,31 @@ struct PreencodedFileHeadsTests {
         buffer.writeDecimal(value)
         #expect(buffer.readString(length: buffer.readableBytes) == "x\(value)")
     }
+}
+
+/// A channel whose rendition `v1` lists `seg.ts` (a.ts, 3000 bytes, ETag "a"), with b.ts (2000
+/// bytes) beside it, and a harness serving it.
+private struct SegmentWindow {
+    let directory: TemporaryDirectory
+    let pathA: String
+    let pathB: String
+    let registry = ChannelRegistry()
+    let harness: PipelineHarness
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        pathA = try directory.write("a.ts", patternBytes(count: 3000, seed: 3))
+        pathB = try directory.write("b.ts", patternBytes(count: 2000, seed: 4))
+        harness = try PipelineHarness(content: registry)
+        try publish(["seg.ts": segmentFile(path: pathA, length: 3000, tag: "a")])
+    }
+
+    /// Publishes the channel with `segments` as `v1`'s.
+    func publish(_ segments: [String: SegmentFile]) throws {
+        var demo = try #require(Fixture.content().snapshot(of: "demo"))
+        demo.segments["v1"] = segments
+        registry.publish(demo)
+    }
+
+    func remove() { directory.remove() }
 }
