@@ -146,55 +146,65 @@ struct AccessLogEntry {
         text.withUTF8Buffer { line.append(contentsOf: $0) }
     }
 
-    /// The request-target, without session signatures (``forEachRedactedByte(of:_:)``), escaped
-    /// and cut at ``maxTargetLength``; copied whole when it is short, has no query and needs no escaping.
+    /// The request-target, without session signatures (``forEachRedactedRun(of:_:)``), escaped
+    /// and cut at ``maxTargetLength``. Runs that need no escaping (nearly all) are copied whole.
     private static func appendRedactedTarget(_ uri: String, to line: inout [UInt8]) {
-        let copied: Bool? = uri.utf8.withContiguousStorageIfAvailable { bytes in
-            guard bytes.count <= maxTargetLength, !bytes.contains(UInt8(ascii: "?")), bytes.allSatisfy(Escaper.isPlain)
-            else { return false }
-            line.append(contentsOf: bytes)
-            return true
+        var uri = uri
+        uri.withUTF8 { bytes in
+            if bytes.count <= maxTargetLength {  // never cut: each run copied or escaped on its own
+                forEachRedactedRun(of: bytes) { run in
+                    if run.allSatisfy(Escaper.isPlain) {
+                        line.append(contentsOf: run)
+                    } else {
+                        var escaper = Escaper(limit: .max)
+                        for byte in run { _ = escaper.append(byte, to: &line) }
+                    }
+                }
+            } else {
+                var escaper = Escaper(limit: maxTargetLength)
+                forEachRedactedRun(of: bytes) { run in
+                    for byte in run { _ = escaper.append(byte, to: &line) }
+                }
+            }
         }
-        if copied == true { return }
-        var escaper = Escaper(limit: Self.maxTargetLength)
-        Self.forEachRedactedByte(of: uri) { _ = escaper.append($0, to: &line) }
     }
 
     /// `uri` with the signature of every `session=<payload>.<signature>` token replaced by `-`: a
     /// signed session token is a credential (whoever holds it gets that viewer's playlists until it
     /// expires), so logs keep only its payload, which still identifies the session.
     static func redactingSessionSignatures(_ uri: String) -> String {
+        var uri = uri
         var output: [UInt8] = []
-        output.reserveCapacity(uri.utf8.count)
-        forEachRedactedByte(of: uri) { output.append($0) }
+        uri.withUTF8 { bytes in
+            output.reserveCapacity(bytes.count)
+            forEachRedactedRun(of: bytes) { output.append(contentsOf: $0) }
+        }
         return String(decoding: output, as: UTF8.self)
     }
 
-    /// Calls `body` with each byte of ``redactingSessionSignatures(_:)``, without building it: the
-    /// access log escapes them straight into its line (a stitched playlist's URI carries a token of
-    /// a hundred bytes or so, on every reload of every viewer).
-    @inline(__always)
-    static func forEachRedactedByte(of uri: String, _ body: (UInt8) -> Void) {
-        guard let query = uri.utf8.firstIndex(of: UInt8(ascii: "?")), uri.utf8[query...].contains(UInt8(ascii: ".")) else {
-            for byte in uri.utf8 { body(byte) }
+    /// Calls `body` with the bytes of ``redactingSessionSignatures(_:)`` of `uri`, in runs, without
+    /// building it: the runs of `uri` kept, and `-` for each signature left out. A stitched
+    /// playlist's URI carries a token of a hundred bytes or so, on every reload of every viewer, so
+    /// the access log copies these runs whole.
+    static func forEachRedactedRun(of uri: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        guard let query = uri.firstIndex(of: UInt8(ascii: "?")), uri[query...].contains(UInt8(ascii: ".")) else {
+            body(uri)
             return
         }
-        var inValue = false  // inside the value of a `session` item
-        var signature = false  // past its `.`
+        var runStart = 0
+        var index = 0
         var itemStart = true
+        var inValue = false  // inside the value of a `session` item
         var nameLength = 0  // bytes of the item's name so far…
         var nameIsSessionSoFar = true  // …and whether they are a prefix of `session`
-        for byte in uri.utf8 {
+        while index < uri.count {
+            let byte = uri[index]
             if byte == UInt8(ascii: "&") || byte == UInt8(ascii: "?") {
-                inValue = false
-                signature = false
                 itemStart = true
+                inValue = false
                 nameLength = 0
                 nameIsSessionSoFar = true
-                body(byte)
-                continue
-            }
-            if itemStart {
+            } else if itemStart {
                 if byte == UInt8(ascii: "=") {
                     itemStart = false
                     inValue = nameIsSessionSoFar && nameLength == Self.sessionName.count
@@ -203,17 +213,18 @@ struct AccessLogEntry {
                         && Self.sessionName[nameLength] == byte
                     nameLength += 1
                 }
-                body(byte)
+            } else if inValue, byte == UInt8(ascii: ".") {
+                // The signature: kept through its `.`, then `-`, then nothing to the item's end.
+                body(UnsafeBufferPointer(rebasing: uri[runStart...index]))
+                ("-" as StaticString).withUTF8Buffer { body($0) }
+                index += 1
+                while index < uri.count, uri[index] != UInt8(ascii: "&"), uri[index] != UInt8(ascii: "?") { index += 1 }
+                runStart = index
                 continue
             }
-            if inValue, !signature, byte == UInt8(ascii: ".") {
-                signature = true
-                body(UInt8(ascii: "."))
-                body(UInt8(ascii: "-"))
-                continue
-            }
-            if !signature { body(byte) }
+            index += 1
         }
+        if runStart < uri.count { body(UnsafeBufferPointer(rebasing: uri[runStart...])) }
     }
 
     private static let sessionName: [UInt8] = Array("session".utf8)

@@ -382,9 +382,8 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         default:
             return false
         }
-        var headers = HTTPHeaders()
+        var headers = head.acceptsGzip ? Self.acceptGzip : HTTPHeaders()  // shared storage: no copy unless a `Range` comes
         if let range = field(head.range) { headers.add(name: "Range", value: range) }
-        if head.acceptsGzip { headers.add(name: "Accept-Encoding", value: "gzip") }
         var response = environment.responder.respond(method: .GET, route: route, headers: headers)
         guard !response.closeConnection else {
             response.discardBody()
