@@ -222,6 +222,26 @@ extension RealClients {
             }
             let metrics = Serve.get(port: port, path: "/metrics")
             #expect(metrics.contains("headwater_beacons_total"), "beacons are counted")
+
+            // Stitched playlists are counted under their route template, like every request, on
+            // both paths: HTTP/1.0 (above) takes the full path; a keep-alive HTTP/1.1 request
+            // (here, with an HTTP/1.0 one pipelined behind it so the server closes) the fast path.
+            func stitchedOK() -> Double {
+                let line = Serve.get(port: port, path: "/metrics").split(separator: "\n").first {
+                    $0.hasPrefix("headwater_http_requests_total{") && $0.contains(#"route="/ssai/{channel}/{rendition}.m3u8""#)
+                        && $0.contains(#"method="GET""#) && $0.contains(#"status="200""#)
+                }
+                return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } ?? 0
+            }
+            let before = stitchedOK()
+            #expect(before >= 12)
+            for _ in 0..<3 {
+                let answer = Serve.exchange(
+                    port: port,
+                    request: Array("GET \(tv["v0"]!) HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.0\r\n\r\n".utf8))
+                #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            }
+            #expect(stitchedOK() - before == 3)
         }
     }
 }

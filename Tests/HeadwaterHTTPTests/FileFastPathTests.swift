@@ -126,7 +126,7 @@ struct FileFastPathTests {
     @Test func aSegmentFollowsTheWindowAcrossPublishes() throws {
         let window = try SegmentWindow()
         defer { window.remove() }
-        let (directory, pathA, pathB, harness) = (window.directory, window.pathA, window.pathB, window.harness)
+        let (directory, pathB, harness) = (window.directory, window.pathB, window.harness)
         defer { harness.finish() }
         let first = try harness.send(get("/live/demo/v1/seg.ts"))
         #expect(first.header("ETag") == "\"a\"" && sameBytes(first.body, patternBytes(count: 3000, seed: 3)))

@@ -344,31 +344,50 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     ) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.reserveCapacity(response.headers.count + 10)
-        headers.add(name: "Date", value: dates.date(now: now))
+        forEachResponseField(
+            of: response, bodyLength: bodyLength, keepAlive: keepAlive, version: version, now: now, cors: cors, dates: &dates
+        ) { headers.add(name: $0, value: $1) }
+        return headers
+    }
+
+    /// Calls `field` with each of ``responseFields(of:bodyLength:keepAlive:version:now:cors:dates:)``
+    /// in order, for a caller that writes them straight into bytes (``OriginFastPath``'s stitched
+    /// playlists: building `HTTPHeaders` for each one, and encoding them, was about a tenth of
+    /// the request's CPU).
+    static func forEachResponseField(
+        of response: OriginResponse,
+        bodyLength: Int64,
+        keepAlive: Bool,
+        version: HTTPVersion,
+        now: Int64,
+        cors: Bool,
+        dates: inout ResponseDates,
+        _ field: (String, String) -> Void
+    ) {
+        field("Date", dates.date(now: now))
         if let policy = response.cachePolicy {
-            headers.add(name: "Cache-Control", value: policy.cacheControl)
+            field("Cache-Control", policy.cacheControl)
             if let maxAge = policy.maxAge {
-                headers.add(name: "Expires", value: dates.expires(now: now, maxAge: maxAge))
+                field("Expires", dates.expires(now: now, maxAge: maxAge))
             }
         }
-        headers.add(name: "Server", value: "headwater")
+        field("Server", "headwater")
         if let lastModified = response.lastModified {
-            headers.add(name: "Last-Modified", value: HTTPDate.format(unixSeconds: lastModified))
+            field("Last-Modified", HTTPDate.format(unixSeconds: lastModified))
         }
-        headers.add(contentsOf: response.headers)
+        for (name, value) in response.headers { field(name, value) }
         if response.status.mayHaveResponseBody {
-            headers.add(name: "Content-Length", value: String(bodyLength))
+            field("Content-Length", String(bodyLength))
         }
         if cors {
-            headers.add(name: "Access-Control-Allow-Origin", value: CORS.allowOrigin)
-            headers.add(name: "Access-Control-Expose-Headers", value: CORS.exposeHeaders)
+            field("Access-Control-Allow-Origin", CORS.allowOrigin)
+            field("Access-Control-Expose-Headers", CORS.exposeHeaders)
         }
         if !keepAlive {
-            headers.add(name: "Connection", value: "close")
+            field("Connection", "close")
         } else if version == .http1_0 {
-            headers.add(name: "Connection", value: "keep-alive")
+            field("Connection", "keep-alive")
         }
-        return headers
     }
 
     private func writeEnd(

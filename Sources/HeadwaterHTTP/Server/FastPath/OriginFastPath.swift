@@ -86,6 +86,8 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// request's events and writes pass one handler fewer, and the clock read that notes the
     /// request's arrival serves the timer too.
     private let idleTimeout: TimeAmount
+    /// The metric series of a stitched playlist's `GET` 200, looked up by the connection's first.
+    private var stitchedSeries: OriginMetrics.RequestSeries?
     /// When the client last sent bytes.
     private var lastRead = NIODeadline.uptimeNanoseconds(0)
     private var idleCheck: Scheduled<Void>?
@@ -392,31 +394,40 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         let bodyLength = response.bodyLength
         if isHead { response.discardBody() }
         let cors = environment.cors
-        let fields = dates.withValue { dates in
-            OriginHTTPHandler.responseFields(
-                of: response, bodyLength: bodyLength, keepAlive: true, version: .http1_1, now: now, cors: cors, dates: &dates)
-        }
         var bytes = context.channel.allocator.buffer(capacity: 512)
-        PreencodedPlaylists.writeHead(status: response.status, fields: fields, to: &bytes)
+        PreencodedPlaylists.writeStatusLine(response.status, to: &bytes)
+        dates.withValue { dates in
+            OriginHTTPHandler.forEachResponseField(
+                of: response, bodyLength: bodyLength, keepAlive: true, version: .http1_1, now: now, cors: cors, dates: &dates
+            ) { PreencodedPlaylists.writeField($0, $1, to: &bytes) }
+        }
+        bytes.writeStaticString("\r\n")
         let log = entry(
             uri: uri, route: route.template,
             response: (response.status, isHead || !response.status.mayHaveResponseBody ? 0 : bodyLength, response.cacheStatus),
             encoding: response.headers.first(name: "content-encoding"), uncompressed: response.uncompressedLength)
         let time = dates.withValue { $0.commonLogTime(now: now) }
+        var series: OriginMetrics.RequestSeries?
+        if case .stitchedPlaylist = route, response.status == .ok, !isHead {
+            if stitchedSeries == nil {
+                stitchedSeries = environment.metrics.requestSeries(route: route.template, method: "GET", status: 200)
+            }
+            series = stitchedSeries
+        }
         switch response.body {
         case .empty:
             context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
             unflushed = true
-            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, lines: accessLines)
+            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
         case .bytes(let body):
             bytes.writeImmutableBuffer(body)
             context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
             unflushed = true
-            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, lines: accessLines)
+            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
         case .file(let file, let offset, let count):
             send(
                 SharedFile(file, kept: false, openedSecond: now).use(), offset: offset, count: count, after: bytes, log: log,
-                time: time, series: nil, context: context)
+                time: time, series: series, context: context)
         }
         return true
     }

@@ -90,30 +90,21 @@ final class PreencodedFileHeads {
         func encodeFields(now: Int64, cors: Bool, dates: inout ResponseDates) {
             guard second != now else { return }
             second = now
-            let fields = OriginHTTPHandler.responseFields(
-                of: response, bodyLength: length, keepAlive: true, version: .http1_1, now: now, cors: cors, dates: &dates)
             leading.clear()
             trailing.clear()
             var afterLength = false
-            for (name, value) in fields {
+            OriginHTTPHandler.forEachResponseField(
+                of: response, bodyLength: length, keepAlive: true, version: .http1_1, now: now, cors: cors, dates: &dates
+            ) { name, value in
                 if name == "Content-Length" {
                     afterLength = true
-                    continue
-                }
-                if afterLength {
-                    Self.write(name, value, to: &trailing)
+                } else if afterLength {
+                    PreencodedPlaylists.writeField(name, value, to: &trailing)
                 } else {
-                    Self.write(name, value, to: &leading)
+                    PreencodedPlaylists.writeField(name, value, to: &leading)
                 }
             }
             trailing.writeStaticString("\r\n")
-        }
-
-        private static func write(_ name: String, _ value: String, to bytes: inout ByteBuffer) {
-            bytes.writeString(name)
-            bytes.writeStaticString(": ")
-            bytes.writeString(value)
-            bytes.writeStaticString("\r\n")
         }
 
         /// The series of a 200 or 206 to a `GET` or `HEAD`, looked up in `metrics` on first use.

@@ -114,13 +114,25 @@ final class PreencodedPlaylists {
 extension PreencodedPlaylists {
     /// A response head as NIO's `HTTPResponseEncoder` writes it: status line, fields, empty line.
     static func writeHead(status: HTTPResponseStatus, fields: HTTPHeaders, to bytes: inout ByteBuffer) {
-        bytes.writeString("HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
-        for (name, value) in fields {
-            bytes.writeString(name)
-            bytes.writeStaticString(": ")
-            bytes.writeString(value)
-            bytes.writeStaticString("\r\n")
+        writeStatusLine(status, to: &bytes)
+        for (name, value) in fields { writeField(name, value, to: &bytes) }
+        bytes.writeStaticString("\r\n")
+    }
+
+    /// `HTTP/1.1 <code> <reason>` and its line end (a 200's from a constant).
+    static func writeStatusLine(_ status: HTTPResponseStatus, to bytes: inout ByteBuffer) {
+        if status == .ok {
+            bytes.writeStaticString("HTTP/1.1 200 OK\r\n")
+        } else {
+            bytes.writeString("HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
         }
+    }
+
+    /// `<name>: <value>` and its line end.
+    static func writeField(_ name: String, _ value: String, to bytes: inout ByteBuffer) {
+        bytes.writeString(name)
+        bytes.writeStaticString(": ")
+        bytes.writeString(value)
         bytes.writeStaticString("\r\n")
     }
 }
