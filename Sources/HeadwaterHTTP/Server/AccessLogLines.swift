@@ -10,8 +10,8 @@ import NIOCore
 /// with its metadata, as it comes.
 ///
 /// Per request this writes the line's bytes into one buffer that keeps its capacity: formatting
-/// into a new array and a `write(2)` for each line were about a tenth of a range request's user
-/// time and two of its system calls' worth of kernel time, in `perf`.
+/// into a new array for each line was about a tenth of a range request's user time (`perf`), and
+/// each line had a `write(2)` of its own.
 final class AccessLogLines {
     /// Lines are written at once when this many bytes are waiting (a loop answering thousands of
     /// requests on one wake-up).

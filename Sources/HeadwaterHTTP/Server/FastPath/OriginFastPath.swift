@@ -76,9 +76,10 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// Graceful shutdown was asked for while a file was going out: close once it has.
     private var closeAfterFile = false
     /// Adds the full path's handlers (NIO's HTTP/1 pipeline and ``OriginHTTPHandler``) behind this
-    /// one; `nil` once done, at the first hand-over. Until then a connection is this handler only: every `read` NIO issues for it, and every event, passes one handler
-    /// instead of seven (about 9% of a shared playlist request's user time went to carrying `read`
-    /// through NIO's HTTP/1 handlers, in `perf`), and an idle keep-alive connection holds less.
+    /// one; `nil` once done, at the first hand-over. Until then a connection is this handler only:
+    /// every `read` NIO issues for it, and every event, passes one handler instead of seven (about
+    /// 9% of a shared playlist request's user time went to carrying `read` through NIO's HTTP/1
+    /// handlers, in `perf`), and an idle keep-alive connection holds less.
     private var installFullPath: ((ChannelPipeline.SynchronousOperations) throws -> Void)?
     /// How long a connection may go without a byte from its client before it is closed (when
     /// nothing is being answered; the full path decides once it is there), as NIO's
