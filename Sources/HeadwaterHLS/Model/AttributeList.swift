@@ -165,6 +165,25 @@ public enum HexSequence {
         return out
     }
 
+    /// `token` with its lower-case hex digits upper-cased (the `0x` prefix and variable references
+    /// kept), or `nil` when it has none.
+    static func uppercased(_ token: String) -> String? {
+        let utf8 = Array(token.utf8)
+        var out = utf8
+        var changed = false
+        var inReference = false
+        for i in out.indices {  // (`x` of the prefix is not in a…f)
+            let c = out[i]
+            if c == UInt8(ascii: "{") { inReference = true }
+            if c == UInt8(ascii: "}") { inReference = false }
+            if !inReference, c >= 97, c <= 102 {
+                out[i] = c - 32
+                changed = true
+            }
+        }
+        return changed ? String(decoding: out, as: UTF8.self) : nil
+    }
+
     static func isValid(_ utf8: ArraySlice<UInt8>) -> Bool {
         guard utf8.count > 2, utf8[utf8.startIndex] == UInt8(ascii: "0"),
             utf8[utf8.startIndex + 1] == UInt8(ascii: "x") || utf8[utf8.startIndex + 1] == UInt8(ascii: "X")

@@ -23,11 +23,15 @@ public enum AttributeType: Sendable, Hashable {
     public func accepts(_ value: AttributeValue) -> Bool {
         switch (self, value) {
         case (.decimalInteger, .token(let t)): return UInt64.strictDecimal(t) != nil
-        case (.hexadecimalSequence, .token(let t)): return HexSequence.isValid(Array(t.utf8)[...])
+        case (.hexadecimalSequence, .token(let t)):
+            // §4.3: a hexadecimal-sequence may hold variable references (`IV=0x{$iv}`).
+            return HexSequence.isValid(Array(t.utf8)[...]) || VariableReference.isHexTemplate(t)
         case (.decimalFloatingPoint, .token(let t)): return HLSDuration(decimal: t) != nil
         case (.signedDecimalFloatingPoint, .token(let t)): return HLSDuration(decimal: t, allowNegative: true) != nil
         case (.quotedString, .quoted): return true
-        case (.enumeratedString, .token(let t)): return !t.isEmpty
+        case (.enumeratedString, .token(let t)):
+            // §4.3 substitutes variables only in URI lines, quoted-strings and hexadecimal-sequences.
+            return !t.isEmpty && !VariableReference.contains(t)
         case (.enumeratedStringList, .quoted): return true
         case (.decimalResolution, .token(let t)): return Resolution(t) != nil
         case (.quotedDate, .quoted(let q)): return ProgramDateTime(iso8601: q) != nil

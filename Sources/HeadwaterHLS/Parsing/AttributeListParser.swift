@@ -19,7 +19,9 @@ public enum AttributeListParser {
         }
     }
 
-    static func parse(_ b: UnsafeBufferPointer<UInt8>, strictNames: Bool, maxAttributes: Int = 256)
+    /// With `skipsSpaceAfterComma`, spaces and TABs after a separating comma are skipped (a tolerant
+    /// parse's ``IngestDeviation/Rule/attributeWhitespace``).
+    static func parse(_ b: UnsafeBufferPointer<UInt8>, strictNames: Bool, maxAttributes: Int = 256, skipsSpaceAfterComma: Bool = false)
         throws(Failure) -> AttributeList
     {
         let range = 0..<b.count
@@ -97,6 +99,9 @@ public enum AttributeListParser {
                     message: "expected ',' after attribute \(name), found \(Self.show(b[i]))")
             }
             i += 1
+            if skipsSpaceAfterComma {
+                while i < end, b[i] == 32 || b[i] == 9 { i += 1 }
+            }
             guard i < end else { throw Failure(isDuplicate: false, message: "trailing ',' in attribute list") }
         }
         return AttributeList(attributes)

@@ -7,6 +7,14 @@ struct ParserState {
     /// Whether to record line numbers (``SourceMap``): only tools that report by line need them, so
     /// the origin's parses skip the per-segment bookkeeping.
     let recordsSourceMap: Bool
+    /// Whether to accept the forms ``IngestDeviation/Rule`` names (``PlaylistParser/parseTolerating(_:)``).
+    /// Every check of them sits on a path the strict parse leaves by throwing, so it costs that parse nothing.
+    let tolerant: Bool
+    /// What a tolerant parse accepted, in line order.
+    private(set) var deviations: [IngestDeviation] = []
+    /// The last `EXT-X-CUE-OUT` seen by a tolerant parse and not yet closed by `EXT-X-CUE-IN`: the index
+    /// of the segment it starts and its planned duration, to fill in a bare `EXT-X-CUE-OUT-CONT`.
+    private var openBreak: (segment: Int, duration: HLSDuration?)?
     private var lineNumber = 0
     private var kind = Kind.undetermined
     private var kindLine = 0
@@ -32,10 +40,11 @@ struct ParserState {
     private var multivariant = MultivariantPlaylist()
     private var pendingVariant: (variant: VariantStream, line: Int)?
 
-    init(bytes: UnsafeBufferPointer<UInt8>, limits: PlaylistParser.Limits, recordsSourceMap: Bool) {
+    init(bytes: UnsafeBufferPointer<UInt8>, limits: PlaylistParser.Limits, recordsSourceMap: Bool, tolerant: Bool = false) {
         self.bytes = bytes
         self.limits = limits
         self.recordsSourceMap = recordsSourceMap
+        self.tolerant = tolerant
         // A segment takes at least ~20 bytes of playlist text (`#EXTINF:1,\nx\n` and more in practice).
         media.segments.reserveCapacity(min(bytes.count / 48, limits.maxSegments))
     }
@@ -98,7 +107,9 @@ struct ParserState {
                 throw PlaylistParseError(.invalidEncoding, line: lineNumber, "carriage return inside a line (§4.1)")
             }
             if highBit { try validateUTF8(lineStart..<contentEnd) }
-            if tab { try checkTabs(lineStart..<contentEnd) }
+            if tab, !(tolerant && startsWith(lineStart..<contentEnd, Self.extinfPrefix)) {
+                try checkTabs(lineStart..<contentEnd)
+            }
             if lineNumber == 1 {
                 guard equals(lineStart..<contentEnd, Self.extm3u) else {
                     throw PlaylistParseError(.missingHeader, line: 1, "the first line MUST be #EXTM3U (§4.4.1.1)")
@@ -145,12 +156,27 @@ struct ParserState {
     }
 
     private static let extm3u: [UInt8] = Array("#EXTM3U".utf8)
+    private static let extinfPrefix: [UInt8] = Array("#EXTINF:".utf8)
 
-    private mutating func line(_ range: Range<Int>) throws(PlaylistParseError) {
+    private mutating func line(_ untrimmed: Range<Int>) throws(PlaylistParseError) {
+        var range = untrimmed
         let first = bytes[range.lowerBound]
         let last = bytes[range.upperBound - 1]
         if first == 32 || first == 9 || last == 32 || last == 9 {
-            throw PlaylistParseError(.unexpectedWhitespace, line: lineNumber, "leading or trailing whitespace (§4.1)")
+            guard tolerant else {
+                throw PlaylistParseError(.unexpectedWhitespace, line: lineNumber, "leading or trailing whitespace (§4.1)")
+            }
+            range = trimmingWhitespace(range)
+            guard !range.isEmpty else {
+                tolerate(.lineWhitespace, "a line of whitespace, read as a blank line")
+                return
+            }
+            if startsWith(range, Self.extinfPrefix), last == 32 || last == 9 {
+                tolerate(.extinfTitleWhitespace, "EXTINF title ends in whitespace; trimmed")
+            }
+            if first == 32 || first == 9 || !startsWith(range, Self.extinfPrefix) {
+                tolerate(.lineWhitespace, "leading or trailing whitespace; trimmed")
+            }
         }
         if first != UInt8(ascii: "#") {
             try uri(range)
@@ -169,6 +195,24 @@ struct ParserState {
         let nameRange = (range.lowerBound + 1)..<nameEnd
         let valueRange: Range<Int>? = nameEnd < range.upperBound ? (nameEnd + 1)..<range.upperBound : nil
         try tag(nameRange, valueRange, whole: range)
+    }
+
+    private func trimmingWhitespace(_ range: Range<Int>) -> Range<Int> {
+        var lower = range.lowerBound
+        var upper = range.upperBound
+        while lower < upper, bytes[lower] == 32 || bytes[lower] == 9 { lower += 1 }
+        while upper > lower, bytes[upper - 1] == 32 || bytes[upper - 1] == 9 { upper -= 1 }
+        return lower..<upper
+    }
+
+    private func startsWith(_ range: Range<Int>, _ prefix: [UInt8]) -> Bool {
+        range.count >= prefix.count && equals(range.lowerBound..<(range.lowerBound + prefix.count), prefix)
+    }
+
+    /// Records a tolerated form (once per rule and line).
+    private mutating func tolerate(_ rule: IngestDeviation.Rule, _ message: String) {
+        if let previous = deviations.last, previous.rule == rule, previous.line == lineNumber { return }
+        deviations.append(IngestDeviation(rule: rule, line: lineNumber, message: message))
     }
 
     // MARK: Tags
@@ -326,18 +370,33 @@ struct ParserState {
         // De-facto ad markers
         case .cueOut:
             try segmentTag(tagName)
-            let marker = CueOut(value: valueRange.map(text))
+            var marker = CueOut(value: valueRange.map(text))
             if let value = marker.value, marker.syntax == .attributes {
                 do throws(AttributeListParser.Failure) {
                     _ = try AttributeListParser.parse(value, strictNames: false)
                 } catch {
-                    throw invalid(tagName, "must be a duration, DURATION=<seconds>, or empty (\(error.message))", valueRange)
+                    guard tolerant, let rewritten = CueOut(durationThenParameters: value) else {
+                        throw invalid(tagName, "must be a duration, DURATION=<seconds>, or empty (\(error.message))", valueRange)
+                    }
+                    marker = rewritten
+                    tolerate(.cueOutTrailingParameters, "EXT-X-CUE-OUT:\(value) read as EXT-X-CUE-OUT:\(rewritten.value ?? "")")
                 }
             }
+            if tolerant { openBreak = (media.segments.count, marker.duration) }
             pending.adMarkers.append(.cueOut(marker))
         case .cueOutCont:
             try segmentTag(tagName)
-            guard let valueRange else { throw invalid(tagName, "needs <elapsed>/<duration> or ElapsedTime=…,Duration=…", nil) }
+            guard let valueRange, !valueRange.isEmpty else {
+                guard tolerant else { throw invalid(tagName, "needs <elapsed>/<duration> or ElapsedTime=…,Duration=…", nil) }
+                let marker = bareContinuation()
+                pending.adMarkers.append(.cueOutContinuation(marker))
+                tolerate(
+                    .bareCueOutContinuation,
+                    marker.value.isEmpty
+                        ? "EXT-X-CUE-OUT-CONT with no value and no EXT-X-CUE-OUT above: read as inside a break, not re-emitted"
+                        : "EXT-X-CUE-OUT-CONT with no value read as EXT-X-CUE-OUT-CONT:\(marker.value)")
+                break
+            }
             let marker = CueOutContinuation(value: text(valueRange))
             let parts = marker.parts
             guard parts.elapsed != nil || parts.duration != nil || parts.scte35 != nil else {
@@ -346,6 +405,7 @@ struct ParserState {
             pending.adMarkers.append(.cueOutContinuation(marker))
         case .cueIn:
             try segmentTag(tagName)
+            if tolerant { openBreak = nil }
             pending.adMarkers.append(.cueIn(value: valueRange.map(text)))
         case .oatcls:
             try segmentTag(tagName)
@@ -395,6 +455,7 @@ struct ParserState {
 
     private mutating func unknown(_ whole: Range<Int>) throws(PlaylistParseError) {
         let tag = UnknownTag(text((whole.lowerBound + 1)..<whole.upperBound))
+        if tolerant, kind != .multivariant, try dialectAdMarker(tag) { return }
         switch kind {
         case .multivariant:
             multivariant.unknownTags.append(tag)
@@ -417,7 +478,12 @@ struct ParserState {
         guard let micros = HLSDuration.parse(buffer: slice(valueRange.lowerBound..<comma), allowNegative: false) else {
             throw invalid("EXTINF", "duration must be a non-negative decimal number of seconds", valueRange)
         }
-        let title = comma + 1 < valueRange.upperBound ? text((comma + 1)..<valueRange.upperBound) : ""
+        var title = comma + 1 < valueRange.upperBound ? text((comma + 1)..<valueRange.upperBound) : ""
+        if tolerant, title.utf8.contains(9) {
+            let spaced = title.map { $0 == "\t" ? " " : $0 }
+            title = String(spaced.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+            tolerate(.extinfTitleWhitespace, "EXTINF title has a TAB; read as \"\(title)\"")
+        }
         pendingEXTINF = (HLSDuration(microseconds: micros), title, lineNumber)
     }
 
@@ -479,7 +545,15 @@ struct ParserState {
     private mutating func headerTag(_ tagName: String) throws(PlaylistParseError) {
         try kindIs(.media, tagName)
         if segmentPhase {
-            throw PlaylistParseError(.misplacedTag, line: lineNumber, "\(tagName) must appear before the first media segment (§4.4.3)")
+            let misplaced = PlaylistParseError(.misplacedTag, line: lineNumber, "\(tagName) must appear before the first media segment (§4.4.3)")
+            guard tolerant else { throw misplaced }
+            if tagName == KnownTag.mediaSequence.rawValue || tagName == KnownTag.discontinuitySequence.rawValue {
+                // After a URI it would renumber segments already listed: that is not a placement slip.
+                guard media.segments.isEmpty else { throw misplaced }
+                tolerate(.lateSequenceTag, "\(tagName) after a segment tag but before the first URI; applied to the playlist")
+            } else {
+                tolerate(.lateHeaderTag, "\(tagName) after a segment tag; applied to the playlist")
+            }
         }
         if recordsSourceMap { map.tags[tagName] = lineNumber }
     }
@@ -509,18 +583,24 @@ struct ParserState {
 
     // MARK: Values
 
-    private func attributeTag<T: AttributeListTag>(_ type: T.Type, _ valueRange: Range<Int>?) throws(PlaylistParseError) -> T {
+    private mutating func attributeTag<T: AttributeListTag>(_ type: T.Type, _ valueRange: Range<Int>?) throws(PlaylistParseError) -> T {
         guard let valueRange else {
             throw PlaylistParseError(.malformedAttributeList, line: lineNumber, "\(T.tagName) needs an attribute list")
         }
-        let list: AttributeList
+        var list: AttributeList
         do throws(AttributeListParser.Failure) {
             list = try AttributeListParser.parse(slice(valueRange), strictNames: true, maxAttributes: limits.maxAttributes)
         } catch {
-            throw attributeFailure(T.tagName, error)
+            guard tolerant, let spaced = attributesAfterSpacedCommas(valueRange) else { throw attributeFailure(T.tagName, error) }
+            list = spaced
+            tolerate(.attributeWhitespace, "\(T.tagName) has whitespace after a comma in its attribute list; ignored")
         }
         for spec in T.schema {
-            if let value = list[spec.name] {
+            if var value = list[spec.name] {
+                if tolerant {
+                    value = try toleratedValue(value, of: spec, in: T.tagName)
+                    list[spec.name] = value
+                }
                 guard spec.type.accepts(value) else {
                     throw PlaylistParseError(
                         .invalidAttributeValue, line: lineNumber,
@@ -532,14 +612,100 @@ struct ParserState {
         }
         if T.allowsClientAttributes {
             for attribute in list.attributes where attribute.name.hasPrefix("X-") {
-                guard AttributeType.clientValue.accepts(attribute.value) else {
+                var value = attribute.value
+                if tolerant, case .token(let token) = value, HexSequence.isValid(Array(token.utf8)[...]) {
+                    value = try toleratedValue(value, of: AttributeSpec(attribute.name, .hexadecimalSequence), in: T.tagName)
+                    list[attribute.name] = value
+                }
+                guard AttributeType.clientValue.accepts(value) else {
                     throw PlaylistParseError(
                         .invalidAttributeValue, line: lineNumber,
-                        "\(T.tagName) \(attribute.name) must be a \(AttributeType.clientValue.specName), got \(Self.show(attribute.value)) (§4.4.5.1)")
+                        "\(T.tagName) \(attribute.name) must be a \(AttributeType.clientValue.specName), got \(Self.show(value)) (§4.4.5.1)")
                 }
             }
         }
         return T(attributes: list)
+    }
+
+    /// The attribute list at `range` read with whitespace after its commas skipped, if that is what
+    /// kept it from parsing.
+    private func attributesAfterSpacedCommas(_ range: Range<Int>) -> AttributeList? {
+        try? AttributeListParser.parse(slice(range), strictNames: true, maxAttributes: limits.maxAttributes, skipsSpaceAfterComma: true)
+    }
+
+    /// A value of a tolerant parse, normalised: lower-case hex digits upper-cased, variable references
+    /// in an enumerated-string substituted from the `EXT-X-DEFINE`s above.
+    private mutating func toleratedValue(_ value: AttributeValue, of spec: AttributeSpec, in tagName: String)
+        throws(PlaylistParseError) -> AttributeValue
+    {
+        guard case .token(let token) = value else { return value }
+        switch spec.type {
+        case .hexadecimalSequence:
+            guard let upper = HexSequence.uppercased(token) else { return value }
+            tolerate(.lowercaseHex, "\(tagName) \(spec.name) has lower-case hex digits; read as \(upper)")
+            return .token(upper)
+        case .enumeratedString:
+            guard VariableReference.contains(token) else { return value }
+            let values = definedValues()
+            guard let substituted = VariableReference.substitute(token, values), !substituted.isEmpty,
+                !VariableReference.contains(substituted)
+            else {
+                throw PlaylistParseError(
+                    .invalidAttributeValue, line: lineNumber,
+                    "\(tagName) \(spec.name) \(token) refers to a variable no EXT-X-DEFINE above gives a VALUE (§4.3)")
+            }
+            tolerate(.variableInEnumeratedString, "\(tagName) \(spec.name) \(token) has a variable reference; read as \(substituted)")
+            return .token(substituted)
+        default:
+            return value
+        }
+    }
+
+    /// Reads an Adobe or threefive ad-marker tag as its canonical marker (``AdMarker/init(dialect:openDuration:)``);
+    /// returns whether `tag` was one.
+    private mutating func dialectAdMarker(_ tag: UnknownTag) throws(PlaylistParseError) -> Bool {
+        let text = tag.text
+        guard text.hasPrefix(AdMarker.adobeCueTag) || text.hasPrefix(AdMarker.splicePointTag),
+            var marker = AdMarker(dialect: tag, openDuration: openBreak?.duration)
+        else { return false }
+        try segmentTag(String(tag.name))
+        switch marker.role {
+        case .start: openBreak = (media.segments.count, marker.plannedDuration)
+        case .end: openBreak = nil
+        case .continuation:
+            if case .cueOutContinuation(let cont) = marker, cont.value.isEmpty { marker = .cueOutContinuation(bareContinuation()) }
+        case .cue, .metadata: break
+        }
+        pending.adMarkers.append(marker)
+        let canonical = PlaylistSerializer.line(marker)
+        let rule: IngestDeviation.Rule = tag.name == AdMarker.splicePointTag ? .splicePoint : .adobeCue
+        tolerate(rule, "#\(text) read as \(canonical.isEmpty ? "inside a break (not re-emitted)" : canonical)")
+        return true
+    }
+
+    /// A bare `EXT-X-CUE-OUT-CONT` given the value the canonical form would have: the time since the
+    /// open `EXT-X-CUE-OUT` (the segments listed since it) and its duration; an empty value when the
+    /// break opened before this playlist's window.
+    private func bareContinuation() -> CueOutContinuation {
+        guard let openBreak else { return CueOutContinuation(value: "") }
+        var elapsed: Int64 = 0
+        if openBreak.segment < media.segments.count {
+            for segment in media.segments[openBreak.segment...] { elapsed += segment.duration.microseconds }
+        }
+        let since = HLSDuration(microseconds: elapsed)
+        guard let duration = openBreak.duration else { return CueOutContinuation(value: "ElapsedTime=\(since)") }
+        return CueOutContinuation(elapsed: since, duration: duration)
+    }
+
+    /// NAME → VALUE of the `EXT-X-DEFINE`s parsed so far (IMPORT and QUERYPARAM are resolved by the client).
+    private func definedValues() -> [String: String] {
+        var values: [String: String] = [:]
+        for definition in definitions {
+            if let name = definition.attributes.string("NAME"), let value = definition.attributes.string("VALUE") {
+                values[name] = value
+            }
+        }
+        return values
     }
 
     private func attributeFailure(_ tagName: String, _ failure: AttributeListParser.Failure) -> PlaylistParseError {

@@ -29,7 +29,24 @@ public struct PlaylistParser: Sendable {
 
     /// Parses a playlist of either kind.
     public func parse(_ bytes: [UInt8]) throws(PlaylistParseError) -> Playlist {
-        try run(bytes, recordsSourceMap: false).playlist
+        try run(bytes, recordsSourceMap: false, tolerant: false).playlist
+    }
+
+    /// Parses as ``parse(_:)-([UInt8])`` does but accepts the forms ``IngestDeviation/Rule`` names,
+    /// normalised so the playlist serializes canonically, and returns what it tolerated (in line
+    /// order). Everything else the strict parse refuses it refuses too, with the same error.
+    public func parseTolerating(_ bytes: [UInt8]) throws(PlaylistParseError)
+        -> (playlist: Playlist, deviations: [IngestDeviation])
+    {
+        let result = try run(bytes, recordsSourceMap: false, tolerant: true)
+        return (result.playlist, result.deviations)
+    }
+
+    /// ``parseTolerating(_:)`` with line numbers, for `lint`.
+    public func parseToleratingWithSourceMap(_ bytes: [UInt8]) throws(PlaylistParseError)
+        -> (playlist: Playlist, sourceMap: SourceMap, deviations: [IngestDeviation])
+    {
+        try run(bytes, recordsSourceMap: true, tolerant: true)
     }
 
     /// Parses a playlist of either kind from text.
@@ -57,21 +74,23 @@ public struct PlaylistParser: Sendable {
 
     /// Parses and also returns where each element was found, for tools that report by line (`lint`).
     public func parseWithSourceMap(_ bytes: [UInt8]) throws(PlaylistParseError) -> (playlist: Playlist, sourceMap: SourceMap) {
-        try run(bytes, recordsSourceMap: true)
+        let result = try run(bytes, recordsSourceMap: true, tolerant: false)
+        return (result.playlist, result.sourceMap)
     }
 
-    private func run(_ bytes: [UInt8], recordsSourceMap: Bool) throws(PlaylistParseError)
-        -> (playlist: Playlist, sourceMap: SourceMap)
+    private func run(_ bytes: [UInt8], recordsSourceMap: Bool, tolerant: Bool) throws(PlaylistParseError)
+        -> (playlist: Playlist, sourceMap: SourceMap, deviations: [IngestDeviation])
     {
         guard bytes.count <= limits.maxBytes else {
             throw PlaylistParseError(.limitExceeded, line: 1, "playlist is \(bytes.count) bytes, limit is \(limits.maxBytes)")
         }
         let limits = self.limits
         return try bytes.withUnsafeBufferPointer {
-            (buffer) throws(PlaylistParseError) -> (playlist: Playlist, sourceMap: SourceMap) in
-            var state = ParserState(bytes: buffer, limits: limits, recordsSourceMap: recordsSourceMap)
+            (buffer) throws(PlaylistParseError) -> (playlist: Playlist, sourceMap: SourceMap, deviations: [IngestDeviation]) in
+            var state = ParserState(bytes: buffer, limits: limits, recordsSourceMap: recordsSourceMap, tolerant: tolerant)
             try state.run()
-            return try state.finish()
+            let result = try state.finish()
+            return (result.playlist, result.sourceMap, state.deviations)
         }
     }
 }

@@ -160,7 +160,20 @@ public enum PlaylistSerializer {
         for part in t.parts { writeTag(part, to: &out) }
     }
 
+    /// The line `marker` is written as, without its newline (empty when it is not written).
+    public static func line(_ marker: AdMarker) -> String {
+        var out = ByteWriter(capacity: 64)
+        writeAdMarker(marker, to: &out)
+        var bytes = out.finish()
+        if bytes.last == 10 { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     static func writeAdMarker(_ marker: AdMarker, to out: inout ByteWriter) {
+        // A continuation with no value (a tolerated bare `EXT-X-CUE-OUT-CONT` whose break opened
+        // before the playlist's window) tells the break tracker where it is but has nothing a
+        // downstream reader could use, and the canonical form needs a value: it is not written.
+        if case .cueOutContinuation(let cont) = marker, cont.value.isEmpty { return }
         out.append(UInt8(ascii: "#"))
         switch marker {
         case .cueOut(let cue):
