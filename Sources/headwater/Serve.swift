@@ -27,14 +27,20 @@ struct Serve: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
+        // The access log (one line per request) goes as plain lines to server.access_log, standard
+        // output until the configuration is read; everything else to standard error, with syslog
+        // priorities under the journal. See README.md "Logs, metrics and health".
+        let accessLog = AccessLogOutput()
+        let journal = JournalStream.isStandardError(environment: ProcessInfo.processInfo.environment["JOURNAL_STREAM"])
+        let rateLimit = LogRateLimit()
         LoggingSystem.bootstrap { label in
-            // The access log (one line per request) goes to stdout as plain lines; see README.
-            if label == OriginServer.accessLogLabel { return AccessLogLineHandler() }
-            var handler = StreamLogHandler.standardError(label: label)
+            if label == OriginServer.accessLogLabel { return AccessLogLineHandler(output: accessLog) }
+            var handler = StandardErrorLogHandler(label: label, journal: journal, limit: rateLimit)
             handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "headwater")
+        let reopenSignals = await UnixSignalsSequence(trapping: .sigusr1)  // before anything can send it
 
         let loaded: ChannelSupervisor.Loaded
         do {
@@ -43,6 +49,13 @@ struct Serve: AsyncParsableCommand {
             ConfigurationLoading.exit(with: error)
         }
         let configuration = loaded.configuration
+        do {
+            try accessLog.apply(configuration.server.accessLog)
+        } catch {
+            ConfigurationLoading.exit(with: ConfigurationError(problems: [
+                .init(file: loaded.file, line: nil, keyPath: "server.access_log", message: "\(error)")
+            ]))
+        }
         var host = configuration.server.host
         var port = configuration.server.port
         if let listen {
@@ -92,7 +105,11 @@ struct Serve: AsyncParsableCommand {
         let supervisor = ChannelSupervisor(
             loaded: loaded, loader: { () throws(ConfigurationError) in try ConfigurationLoading.load(path: path) },
             push: push, registry: registry, logger: logger, makeSource: sources.make,
-            onReload: { result in OriginMetrics.configReload(result: result) }, applyAds: ads.apply)
+            onReload: { result in OriginMetrics.configReload(result: result) },
+            applyAds: { loaded in
+                ads.apply(loaded)
+                ReopenAccessLog.apply(loaded, to: accessLog, logger: logger)
+            })
         // Every loop channel is live before the first request.
         await supervisor.prepare()  // every channel published before the server listens
 
@@ -111,6 +128,7 @@ struct Serve: AsyncParsableCommand {
         let services: [any Service] = [
             push, supervisor, server, beacons, ReloadOnHangup(supervisor: supervisor, notifier: notifier, logger: logger),
             SystemdReadiness(server: server, notifier: notifier, logger: logger),
+            ReopenAccessLog(signals: reopenSignals, output: accessLog, logger: logger),
         ]
         let group = ServiceGroup(
             configuration: .init(

@@ -32,6 +32,17 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         /// `server.admin_token_env` (string, default `HEADWATER_ADMIN_TOKEN`): the environment variable
         /// holding the bearer token of `POST /admin/…`. Unset: the admin API answers 403.
         public var adminTokenEnvironmentVariable = "HEADWATER_ADMIN_TOKEN"
+        /// `server.access_log` (`stdout`, `off` or a file path; default `stdout`): where the access
+        /// log goes. A file is reopened on SIGUSR1 (logrotate) and on a reload that names another.
+        public var accessLog: AccessLog = .standardOutput
+
+        /// Where the access log goes (`server.access_log`).
+        public enum AccessLog: Sendable, Hashable {
+            case standardOutput
+            /// Appended to this file (the path resolved against the config file's directory).
+            case file(String)
+            case off
+        }
 
         public init() {}
     }
@@ -257,6 +268,7 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         var server = Server()
         for (key, value, _) in reader.mapping(node, "server", allowed: [
             "listen", "public", "cors", "threads", "state", "slate", "ads", "session_key_env", "admin_token_env",
+            "access_log",
         ]) {
             let path = "server.\(key)"
             switch key {
@@ -284,6 +296,20 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
                 if let text = reader.string(value, path) { server.slatePackage = resolve(text, against: baseDirectory) }
             case "ads":
                 if let text = reader.string(value, path) { server.adsFile = resolve(text, against: baseDirectory) }
+            case "access_log":
+                guard let text = reader.string(value, path) else { continue }
+                switch text {
+                case "stdout": server.accessLog = .standardOutput
+                case "off": server.accessLog = .off
+                case "stderr", "true", "false", "yes", "no", "on", "none", "-":
+                    reader.fail(value, path, "must be stdout, off or a file path, got \"\(text)\"")
+                default:
+                    guard !text.hasSuffix("/") else {
+                        reader.fail(value, path, "names a directory; give a file, e.g. /var/log/headwater/access.log")
+                        continue
+                    }
+                    server.accessLog = .file(resolve(text, against: baseDirectory))
+                }
             case "session_key_env", "admin_token_env":
                 guard let name = reader.string(value, path) else { continue }
                 guard isEnvironmentVariableName(name) else {

@@ -2,7 +2,7 @@ import Logging
 import NIOCore
 
 /// One event loop's access log. With the server's own access log (``AccessLogLineHandler``, at
-/// `info`), lines are gathered and written to standard output once per turn of the loop: one
+/// `info`), lines are gathered and written to its ``AccessLogOutput`` once per turn of the loop: one
 /// `write(2)` for all the requests answered on one wake-up, as nginx's `access_log … buffer=`
 /// does, instead of one per request. A line waits microseconds, not a timer: the write is queued
 /// on the loop when its first line comes, and runs after the loop has handled the I/O it woke for.
@@ -19,23 +19,25 @@ final class AccessLogLines {
 
     private let logger: Logger
     private let eventLoop: any EventLoop
-    /// Lines go to standard output from ``buffer``, not through `logger`.
+    /// Lines go to ``output`` from ``buffer``, not through `logger`.
     private let direct: Bool
+    /// The server's own access log's destination (`off` is checked per request), if `direct`.
+    private let output: AccessLogOutput?
     /// `logger` takes `info` lines (read once: a request's line should not copy the handler to ask).
     private let logsInfo: Bool
-    /// Writes whole lines (standard output, but in tests).
+    /// Writes whole lines (to ``output``, but in tests).
     private let write: (UnsafeRawBufferPointer) -> Void
     private var buffer: [UInt8] = []
     private var flushQueued = false
 
-    init(
-        logger: Logger, eventLoop: any EventLoop,
-        write: @escaping (UnsafeRawBufferPointer) -> Void = AccessLogLineHandler.emit
-    ) {
+    /// - Parameter write: where whole lines go instead of the handler's output (tests).
+    init(logger: Logger, eventLoop: any EventLoop, write: ((UnsafeRawBufferPointer) -> Void)? = nil) {
         self.logger = logger
         self.eventLoop = eventLoop
-        self.write = write
-        direct = logger.handler is AccessLogLineHandler
+        let output = (logger.handler as? AccessLogLineHandler)?.output
+        self.output = output
+        self.write = write ?? { bytes in output?.write(bytes) }
+        direct = output != nil
         logsInfo = logger.logLevel <= .info
         if direct { buffer.reserveCapacity(Self.flushThreshold + 4096) }
     }
@@ -47,7 +49,7 @@ final class AccessLogLines {
             entry.log(to: logger, error: error, time: time, finished: finished)
             return
         }
-        guard logsInfo else { return }
+        guard logsInfo, output?.isEnabled != false else { return }
         entry.appendLine(to: &buffer, duration: (finished - entry.started).nanoseconds / 1000, time: time)
         buffer.append(UInt8(ascii: "\n"))
         if buffer.count >= Self.flushThreshold {
