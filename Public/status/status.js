@@ -1,87 +1,18 @@
 // Headwater status page: polls api/status every 2 s and draws one card per channel.
 // Plain DOM, no dependencies, no inline styles (works behind a strict CSP), no external fetches.
-"use strict";
+// An ES module (deferred, strict): dom.js builds elements, format.js writes figures, timeline.js
+// draws each channel's window.
 
-(() => {
+import { h } from "./dom.js";
+import { seconds, duration, bytes, bitrate, number, perSecond, clock } from "./format.js";
+import { timeline, legend, listedSeconds, kindCounts } from "./timeline.js";
+
+{
   const POLL_MS = 2000;
-  const SVG_NS = "http://www.w3.org/2000/svg";
   /** Per channel: the previous poll's ingest counters, to compute a rate. */
   const previous = new Map();
   let lastDocument = null;
   let lastSuccess = 0;
-
-  // MARK: - DOM helpers
-
-  function setAttributes(element, attributes) {
-    for (const [key, value] of Object.entries(attributes || {})) {
-      if (value === undefined || value === null || value === false) continue;
-      element.setAttribute(key, value === true ? "" : String(value));
-    }
-  }
-
-  function appendChildren(element, children) {
-    for (const child of children.flat(Infinity)) {
-      if (child === undefined || child === null || child === false) continue;
-      element.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-  }
-
-  /** An HTML element. */
-  function h(tag, attributes, ...children) {
-    const element = document.createElement(tag);
-    setAttributes(element, attributes);
-    appendChildren(element, children);
-    return element;
-  }
-
-  /** An SVG element. */
-  function s(tag, attributes, ...children) {
-    const element = document.createElementNS(SVG_NS, tag);
-    setAttributes(element, attributes);
-    appendChildren(element, children);
-    return element;
-  }
-
-  // MARK: - Formatting
-
-  const clockFormat = new Intl.DateTimeFormat(undefined, {
-    hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false,
-  });
-
-  function seconds(value, digits = 2) {
-    if (value === undefined || value === null || !isFinite(value)) return "—";
-    if (value < 60) return `${value.toFixed(digits)} s`;
-    return duration(value);
-  }
-
-  /** 75 → "1 min 15 s", 7300 → "2 h 1 min". */
-  function duration(value) {
-    const total = Math.max(0, Math.round(value));
-    if (total < 60) return `${total} s`;
-    const h = Math.floor(total / 3600), m = Math.floor((total % 3600) / 60), sec = total % 60;
-    if (h > 0) return `${h} h ${m} min`;
-    return `${m} min ${sec} s`;
-  }
-
-  function bytes(value) {
-    if (value < 1024) return `${value} B`;
-    const units = ["KiB", "MiB", "GiB", "TiB"];
-    let scaled = value / 1024, unit = 0;
-    while (scaled >= 1024 && unit < units.length - 1) { scaled /= 1024; unit += 1; }
-    return `${scaled.toFixed(scaled < 10 ? 2 : 1)} ${units[unit]}`;
-  }
-
-  function bitrate(bitsPerSecond) {
-    if (bitsPerSecond < 1000) return `${bitsPerSecond.toFixed(0)} bit/s`;
-    if (bitsPerSecond < 1e6) return `${(bitsPerSecond / 1e3).toFixed(1)} kbit/s`;
-    return `${(bitsPerSecond / 1e6).toFixed(2)} Mbit/s`;
-  }
-
-  const number = new Intl.NumberFormat("en-US");
-
-  function clock(microseconds) {
-    return clockFormat.format(new Date(microseconds / 1000));
-  }
 
   // MARK: - Derived figures
 
@@ -111,193 +42,6 @@
       previous.set(name, { at: generatedAt, bytes: ingest.bytes, segments: ingest.segments, rate });
     }
     return rate;
-  }
-
-  function listedSeconds(rendition) {
-    return rendition.segments.reduce((sum, segment) => sum + segment.duration, 0);
-  }
-
-  function kindCounts(rendition) {
-    const counts = { content: 0, slate: 0, gap: 0 };
-    for (const segment of rendition.segments) counts[segment.kind] = (counts[segment.kind] || 0) + 1;
-    return counts;
-  }
-
-  // MARK: - Timeline
-
-  const MARKER_LABEL = {
-    "cue-out": "ad break starts (CUE-OUT)",
-    "cue-in": "ad break ends (CUE-IN)",
-    "cue-out-cont": "inside an ad break (CUE-OUT-CONT)",
-    "daterange": "EXT-X-DATERANGE",
-  };
-
-  function segmentTitle(rendition, segment) {
-    const parts = [`${rendition.name} · MSN ${segment.msn}`, `${segment.duration.toFixed(3)} s`, segment.kind];
-    if (segment.discontinuity) parts.push("discontinuity before");
-    if (segment.marker) parts.push(MARKER_LABEL[segment.marker] || segment.marker);
-    return parts.join(" · ");
-  }
-
-  function tickStep(span) {
-    for (const step of [2, 5, 10, 15, 30, 60, 120, 300]) if (span / step <= 8) return step;
-    return 600;
-  }
-
-  /** The text equivalent of the picture. */
-  function timelineDescription(channel) {
-    const status = channel.status;
-    const lines = status.renditions.map((rendition) => {
-      const segments = rendition.segments;
-      if (segments.length === 0) return `${rendition.name}: no segments listed.`;
-      const counts = kindCounts(rendition);
-      const discontinuities = segments.filter((segment) => segment.discontinuity).map((segment) => segment.msn);
-      const markers = segments.filter((segment) => segment.marker && segment.marker !== "cue-out-cont")
-        .map((segment) => `${segment.marker} at ${segment.msn}`);
-      let text = `${rendition.name}: MSN ${segments[0].msn} to ${segments[segments.length - 1].msn}, `
-        + `${segments.length} segments (${counts.content} content, ${counts.slate} slate, ${counts.gap} gap), `
-        + `${listedSeconds(rendition).toFixed(1)} s`;
-      text += discontinuities.length ? `; discontinuities before ${discontinuities.join(", ")}` : "; no discontinuity";
-      if (markers.length) text += `; ad markers: ${markers.join(", ")}`;
-      return `${text}.`;
-    });
-    return `Window of channel ${channel.name}, oldest segment left, live edge right. ${lines.join(" ")}`;
-  }
-
-  function timeline(channel, generatedAt, index, width) {
-    const status = channel.status;
-    const renditions = status.renditions;
-    const targetDuration = status.targetDuration || 1;
-    const window = status.windowSeconds || 30;
-    const now = generatedAt * 1000; // µs
-
-    const lanes = renditions.map((rendition) => {
-      const total = listedSeconds(rendition);
-      // Time since the lane's newest segment: the gap between its end and "now". A long stall
-      // is drawn at most one window wide so the segments stay readable.
-      const age = rendition.lastSegmentAt == null ? 0 : Math.max(0, (now - rendition.lastSegmentAt) / 1e6);
-      return { rendition, total, gap: Math.min(age, window) };
-    });
-    const span = Math.max(window + 2 * targetDuration, ...lanes.map((lane) => lane.total + lane.gap), 1);
-
-    const LEFT = 92, RIGHT = 44, TOP = 30, LANE = 22, STEP = 46;
-    const lanesBottom = TOP + (lanes.length - 1) * STEP + LANE;
-    const axisY = lanesBottom + 34; // baseline of the time labels, below the last lane's MSN labels
-    const height = axisY + 6;
-    const plotLeft = LEFT, plotRight = width - RIGHT;
-    const scale = (plotRight - plotLeft) / span;
-    const x = (age) => plotRight - age * scale;
-
-    const id = `timeline-${index}`;
-    const svg = s("svg", {
-      class: "timeline", id, width, height, viewBox: `0 0 ${width} ${height}`,
-      role: "img", "aria-labelledby": `${id}-title ${id}-desc`,
-    });
-    svg.append(
-      s("title", { id: `${id}-title` }, `Timeline of channel ${channel.name}`),
-      s("desc", { id: `${id}-desc` }, timelineDescription(channel)),
-      s("defs", {},
-        s("pattern", { id: `${id}-gap`, width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" },
-          s("rect", { width: 6, height: 6, class: "pattern-gap-bg" }),
-          s("rect", { width: 2, height: 6, class: "pattern-gap-line" })),
-        s("pattern", { id: `${id}-slate`, width: 8, height: 8, patternUnits: "userSpaceOnUse", patternTransform: "rotate(-45)" },
-          s("rect", { width: 8, height: 8, class: "pattern-slate-bg" }),
-          s("rect", { width: 3, height: 8, class: "pattern-slate-line" }))),
-    );
-
-    svg.append(s("text", { x: 0, y: 12, class: "heading" }, "WINDOW TIMELINE"));
-
-    // Grid and time axis: seconds before now.
-    const grid = s("g", { class: "grid", "aria-hidden": "true" });
-    const step = tickStep(span);
-    for (let t = step; t <= span; t += step) {
-      const tx = x(t);
-      if (tx < plotLeft) break;
-      grid.append(
-        s("line", { x1: tx, x2: tx, y1: TOP - 6, y2: lanesBottom + 20, class: "gridline" }),
-        s("text", { x: tx, y: axisY, class: "axis-label", "text-anchor": "middle" }, `−${t} s`),
-      );
-    }
-    svg.append(grid);
-
-    const marks = s("g", { class: "marks" });
-    lanes.forEach((lane, laneIndex) => {
-      const { rendition, total, gap } = lane;
-      const y = TOP + laneIndex * STEP;
-      const group = s("g", { class: "lane", "data-rendition": rendition.name });
-      group.append(
-        s("text", { x: plotLeft - 12, y: y + LANE / 2 + 4, class: "lane-label", "text-anchor": "end" }, rendition.name),
-        s("rect", { x: plotLeft, y, width: plotRight - plotLeft, height: LANE, rx: 3, class: "lane-bg" }),
-      );
-      const segments = rendition.segments;
-      if (segments.length === 0) {
-        group.append(s("text", { x: (plotLeft + plotRight) / 2, y: y + LANE / 2 + 4, class: "lane-empty", "text-anchor": "middle" }, "no segments listed"));
-      }
-      let age = gap + total;
-      for (const segment of segments) {
-        const left = x(age);
-        const segmentWidth = Math.max(1, segment.duration * scale - 1.5);
-        const fill = segment.kind === "gap" ? `url(#${id}-gap)` : segment.kind === "slate" ? `url(#${id}-slate)` : null;
-        group.append(s("rect", {
-          x: left.toFixed(2), y, width: segmentWidth.toFixed(2), height: LANE, rx: 2,
-          class: `segment segment-${segment.kind}`, fill,
-          "data-msn": segment.msn, "data-kind": segment.kind,
-        }, s("title", {}, segmentTitle(rendition, segment))));
-        if (segment.marker === "cue-out-cont") {
-          marks.append(s("rect", { x: left.toFixed(2), y: y - 4, width: segmentWidth.toFixed(2), height: 3, class: "cue cue-cont" },
-            s("title", {}, `${rendition.name} · MSN ${segment.msn} · ${MARKER_LABEL["cue-out-cont"]}`)));
-        } else if (segment.marker) {
-          const cx = left - 0.75;
-          const shape = segment.marker === "daterange"
-            ? `M${cx} ${y - 10} l4 4 l-4 4 l-4 -4 z`
-            : `M${cx - 5} ${y - 10} h10 l-5 8 z`;
-          marks.append(s("path", { d: shape, class: `cue cue-${segment.marker}`, "data-msn": segment.msn },
-            s("title", {}, `${rendition.name} · MSN ${segment.msn} · ${MARKER_LABEL[segment.marker] || segment.marker}`)));
-        }
-        if (segment.discontinuity) {
-          const dx = (left - 0.75).toFixed(2);
-          marks.append(s("line", {
-            x1: dx, x2: dx, y1: y - 3, y2: y + LANE + 3, class: "discontinuity", "data-msn": segment.msn,
-          }, s("title", {}, `${rendition.name} · discontinuity before MSN ${segment.msn}`)));
-        }
-        age -= segment.duration;
-      }
-      if (segments.length > 0) {
-        const labelY = y + LANE + 12;
-        group.append(
-          s("text", { x: x(gap + total), y: labelY, class: "msn msn-first", "text-anchor": "start" }, `#${segments[0].msn}`),
-          s("text", { x: x(gap), y: labelY, class: "msn msn-last", "text-anchor": "end" }, `#${segments[segments.length - 1].msn}`),
-        );
-      }
-      svg.append(group);
-    });
-    svg.append(marks);
-
-    // The live edge (newest segment of any rendition) and "now" at the right.
-    const bottom = lanesBottom + 20;
-    const edgeAge = channel.liveEdgeAgeSeconds;
-    if (edgeAge !== undefined && edgeAge !== null) {
-      const ex = x(Math.min(edgeAge, window));
-      svg.append(s("g", { class: "live-edge" },
-        s("line", { x1: ex, x2: ex, y1: 14, y2: bottom }),
-        s("text", { x: ex - 4, y: 12, "text-anchor": "end" }, "live edge"),
-        s("title", {}, `Live edge: newest segment ${seconds(edgeAge)} ago`)));
-    }
-    svg.append(s("g", { class: "now" },
-      s("line", { x1: plotRight, x2: plotRight, y1: 4, y2: bottom }),
-      s("text", { x: plotRight + 5, y: 12, "text-anchor": "start" }, "now"),
-      s("text", { x: plotRight, y: axisY, "text-anchor": "middle", class: "axis-label" }, "0 s"),
-      s("title", {}, `Now: ${clock(now)}`)));
-    return svg;
-  }
-
-  function legend() {
-    const swatch = (kind, label) => h("li", {},
-      h("span", { class: `swatch swatch-${kind}`, "aria-hidden": "true" }), label);
-    return h("ul", { class: "legend", "aria-label": "Legend" },
-      swatch("content", "content"), swatch("slate", "slate"), swatch("gap", "gap (EXT-X-GAP)"),
-      swatch("discontinuity", "discontinuity"), swatch("cue-out", "cue-out"), swatch("cue-in", "cue-in"),
-      swatch("cue-cont", "in break"), swatch("daterange", "date range"), swatch("live-edge", "live edge"));
   }
 
   // MARK: - Channel card
@@ -373,7 +117,7 @@
       body);
   }
 
-  function breakPanel(channel, generatedAt) {
+  function breakPanel(channel) {
     if (!channel.breaks) return null;
     const breaks = channel.breaks.slice().reverse();
     const shown = breaks.slice(0, 5);
@@ -382,18 +126,38 @@
       : h("table", { class: "stalls ad-breaks" },
         h("thead", {}, h("tr", {},
           h("th", { scope: "col" }, "Started"), h("th", { scope: "col", class: "num" }, "Planned"),
-          h("th", { scope: "col", class: "num" }, "Lasted"), h("th", { scope: "col", class: "num" }, "Slots"))),
+          h("th", { scope: "col", class: "num" }, "Aired"), h("th", { scope: "col", class: "num" }, "Slots"))),
         h("tbody", {}, shown.map((adBreak) => {
           const ongoing = adBreak.durationSeconds == null;
-          return h("tr", { title: `${adBreak.id} · MSN ${adBreak.startMediaSequence}` },
+          const aired = ongoing ? h("span", { class: "pill" }, "on air")
+            : adBreak.endedEarly ? [h("span", { class: "pill early", title: "ended before its planned end" }, "early"), " ", seconds(adBreak.durationSeconds, 1)]
+            : seconds(adBreak.durationSeconds, 1);
+          return h("tr", { title: `${adBreak.id} · MSN ${adBreak.startMediaSequence}`, "data-break": adBreak.id },
             h("td", {}, clock(adBreak.startedAt)),
             h("td", { class: "num" }, seconds(adBreak.plannedDurationSeconds, 1)),
-            h("td", { class: "num" }, ongoing ? h("span", { class: "pill" }, "on air") : seconds(adBreak.durationSeconds, 1)),
+            h("td", { class: "num" }, aired),
             h("td", { class: "num" }, ongoing ? "…" : String(adBreak.endMediaSequence - adBreak.startMediaSequence)));
         })));
     return h("section", { class: "panel ad-break-history", "aria-label": "Ad breaks" },
       h("h3", {}, "Ad breaks", breaks.length > shown.length ? h("span", { class: "muted" }, ` · latest ${shown.length} of ${breaks.length}`) : null),
       body);
+  }
+
+  /** Viewer requests over the last minute and since the start, and sessions when the channel has ads. */
+  function trafficStats(channel) {
+    const traffic = channel.traffic;
+    if (!traffic) return null;
+    const window = `last ${traffic.windowSeconds} s`;
+    const errorClass = (rate) => (rate > 0 ? "age-bad" : "");
+    return h("dl", { class: "stats traffic", "aria-label": "Viewer traffic" },
+      stat("requests", "Requests", perSecond(traffic.requestsPerSecond), `${window} · ${number.format(traffic.requests)} total`),
+      stat("client-errors", "4xx", perSecond(traffic.clientErrorsPerSecond), `${number.format(traffic.clientErrors)} total`,
+        traffic.clientErrorsPerSecond > 0 ? "age-warn" : ""),
+      stat("server-errors", "5xx", perSecond(traffic.serverErrorsPerSecond), `${number.format(traffic.serverErrors)} total`,
+        errorClass(traffic.serverErrorsPerSecond)),
+      channel.sessionsStarted != null
+        ? stat("sessions", "Sessions started", number.format(channel.sessionsStarted), "/ssai/ viewers")
+        : stat("sessions", "Sessions started", "—", "no ads on this channel"));
   }
 
   function channelCard(channel, generatedAt, index, width) {
@@ -407,7 +171,14 @@
       status ? h("span", { class: "badge", title: "source type" }, status.source) : null,
       h("span", { class: `state state-${channel.state}`, "data-state": channel.state },
         h("span", { class: "dot", "aria-hidden": "true" }), channel.state),
-      channel.degradedReason ? h("span", { class: "reason" }, channel.degradedReason) : null));
+      channel.degradedReason ? h("span", { class: "reason" }, channel.degradedReason) : null,
+      channel.adsUnfitReason ? h("span", { class: "flag ads-unfit", "data-flag": "ads-unfit", title: channel.adsUnfitReason },
+        h("span", { "aria-hidden": "true" }, "⚠ "), "ads not stitched") : null));
+    if (channel.adsUnfitReason) {
+      card.append(h("p", { class: "alert ads-unfit", role: "alert" },
+        h("strong", {}, "Ads cannot be stitched on this channel: "), channel.adsUnfitReason,
+        ". Viewers of /ssai/ get 503; the shared /live/ playlists are unaffected."));
+    }
     if (!status) {
       card.append(h("p", { class: "placeholder" }, "Waiting for the channel's first version."));
       return card;
@@ -425,12 +196,13 @@
         segmentCounts.length === 1 ? `${segmentCounts[0]} segments each` : `${Math.min(...segmentCounts)}–${Math.max(...segmentCounts)} segments`),
       stat("stalls", "Stalls", String(status.stalls.length),
         status.stalls.some((stall) => stall.endedAt == null) ? "one ongoing" : "none ongoing",
-        status.stalls.some((stall) => stall.endedAt == null) ? "age-bad" : "")));
+        status.stalls.some((stall) => stall.endedAt == null) ? "age-bad" : "")),
+      trafficStats(channel));
 
     if (status.renditions.length > 0) {
       card.append(h("figure", { class: "timeline-figure" },
         timeline(channel, generatedAt, index, width),
-        h("figcaption", {}, legend())));
+        h("figcaption", {}, legend(Array.isArray(channel.breaks)))));
     } else {
       card.append(h("p", { class: "placeholder" }, "No rendition has listed a segment yet."));
     }
@@ -439,8 +211,32 @@
       h("section", { class: "panel", "aria-label": "Renditions" }, renditionTable(status, generatedAt)),
       ingestPanel(channel, generatedAt),
       stallPanel(status, generatedAt),
-      breakPanel(channel, generatedAt)));
+      breakPanel(channel)));
     return card;
+  }
+
+  /** Outcome counts above 0, largest first, as "ok 300 · forbidden 2"; the ones to worry about marked. */
+  function outcomes(counts, worrying) {
+    const entries = Object.entries(counts || {}).filter(([, count]) => count > 0)
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+    if (entries.length === 0) return [h("span", { class: "muted" }, "none yet")];
+    return entries.map(([outcome, count], i) => [i ? " · " : null,
+      h("span", { class: worrying.has(outcome) ? "outcome bad" : "outcome", "data-outcome": outcome },
+        `${outcome.replace("_", " ")} ${number.format(count)}`)]);
+  }
+
+  /** Stitched-playlist and beacon outcomes: server-wide, as /metrics counts them. */
+  function adsSummary(document_) {
+    const server = document_.server;
+    const anyAds = document_.channels.some((channel) => channel.breaks || channel.adsUnfitReason || channel.sessionsStarted != null);
+    if (!anyAds && !Object.keys(server.stitchedPlaylists || {}).length && !Object.keys(server.beacons || {}).length) return null;
+    return h("section", { class: "server-ads", "aria-label": "Ad insertion, all channels" },
+      h("h2", {}, "Ad insertion", h("span", { class: "muted" }, " · all channels, since start")),
+      h("dl", { class: "pairs wide" },
+        h("div", { "data-summary": "stitched" }, h("dt", {}, "Stitched playlists"),
+          h("dd", {}, outcomes(server.stitchedPlaylists, new Set(["error", "unavailable"])))),
+        h("div", { "data-summary": "beacons" }, h("dt", {}, "Tracking beacons"),
+          h("dd", {}, outcomes(server.beacons, new Set(["failed", "dropped"]))))));
   }
 
   // MARK: - Page
@@ -452,9 +248,15 @@
     const style = getComputedStyle(main);
     const inner = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
     const width = Math.max(560, Math.floor(inner - 42));
-    const cards = document_.channels.map((channel, index) => channelCard(channel, document_.generatedAt, index, width));
+    // Channels that need attention first (degraded, or ads that cannot be stitched), then those
+    // starting, then the live ones; by name within each (the API's order).
+    const rank = (channel) => (channel.state === "degraded" || channel.adsUnfitReason ? 0 : channel.state === "starting" ? 1 : 2);
+    const ordered = document_.channels.map((channel, index) => ({ channel, index }))
+      .sort((a, b) => rank(a.channel) - rank(b.channel) || a.index - b.index);
+    const cards = ordered.map(({ channel, index }) => channelCard(channel, document_.generatedAt, index, width));
     if (cards.length === 0) cards.push(h("p", { class: "placeholder" }, "No channels are configured."));
-    main.replaceChildren(...cards);
+    const summary = adsSummary(document_);
+    main.replaceChildren(...(summary ? [summary] : []), ...cards);
     main.setAttribute("aria-busy", "false");
 
     const counts = { live: 0, degraded: 0, starting: 0 };
@@ -465,7 +267,9 @@
       `${counts.live} live`, counts.degraded ? `${counts.degraded} degraded` : null, counts.starting ? `${counts.starting} starting` : null,
     ].filter(Boolean).join(" · ");
     document.getElementById("server-updated").textContent = clock(document_.generatedAt * 1000);
-    document.title = counts.degraded ? `(${counts.degraded} degraded) Headwater · status` : "Headwater · status";
+    const unfit = document_.channels.filter((channel) => channel.adsUnfitReason).length;
+    const alerts = [counts.degraded ? `${counts.degraded} degraded` : null, unfit ? `${unfit} without ads` : null].filter(Boolean);
+    document.title = alerts.length ? `(${alerts.join(", ")}) Headwater · status` : "Headwater · status";
   }
 
   function setConnection(state, label) {
@@ -504,4 +308,4 @@
   }, 1000);
 
   poll();
-})();
+}
