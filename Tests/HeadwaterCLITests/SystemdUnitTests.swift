@@ -105,6 +105,9 @@ extension RealClients {
                 ("RestartPreventExitStatus", "78"),
                 ("EnvironmentFile", "-/etc/headwater/headwater.env"),
                 ("StateDirectory", "headwater"),
+                // /var/log/headwater for the access log (server.access_log), which logrotate rotates.
+                ("LogsDirectory", "headwater"),
+                ("LogsDirectoryMode", "0750"),
                 ("ConfigurationDirectory", "headwater"),
                 ("User", "headwater"),
                 ("UMask", "0027"),
@@ -139,6 +142,48 @@ extension RealClients {
             let stop = try #require(unit.value("TimeoutStopSec").flatMap { Int($0.hasSuffix("s") ? String($0.dropLast()) : $0) })
             #expect(stop > 30, "TimeoutStopSec=\(stop)")
             #expect(unit.values("WantedBy", in: "Install") == ["multi-user.target"])
+        }
+
+        /// logrotate reads the snippet as shipped, `su headwater headwater` included: it resolves
+        /// that user when it reads the file, so where the machine has none (no install yet) the check
+        /// runs in a private mount namespace whose /etc/passwd and /etc/group add it (root only, as
+        /// the test clients' set-up is; `unshare` comes with util-linux).
+        @Test("logrotate -d accepts headwater.logrotate: the unit's log directory, SIGUSR1 to the main process")
+        func logrotate() throws {
+            let logrotate = try #require(
+                ["/usr/sbin/logrotate", "/sbin/logrotate"].first { FileManager.default.isExecutableFile(atPath: $0) }
+                    ?? ServeCommandTests.which("logrotate"),
+                "logrotate is required: apt-get install -y logrotate")
+            let snippet = Self.directory.appendingPathComponent("headwater.logrotate")
+            let text = try String(contentsOf: snippet, encoding: .utf8)
+            let unit = try UnitFile(contentsOf: Self.unitPath)
+            let logs = try #require(unit.value("LogsDirectory"))
+            #expect(text.contains("/var/log/\(logs)/*.log {"), "rotates the unit's LogsDirectory")
+            #expect(text.contains("su \(try #require(unit.value("User"))) \(try #require(unit.value("Group")))"))
+            #expect(text.contains("systemctl kill --kill-whom=main --signal=USR1 headwater.service"))
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hw-logrotate-\(UUID())")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            let state = scratch.appendingPathComponent("status").path
+            let status: Int32
+            let output: String
+            if getpwnam("headwater") != nil {
+                (status, output) = try Self.run(logrotate, ["-d", "-s", state, snippet.path])
+            } else {
+                let unshare = try Self.require("unshare")
+                var passwd = try String(contentsOfFile: "/etc/passwd", encoding: .utf8)
+                var group = try String(contentsOfFile: "/etc/group", encoding: .utf8)
+                passwd += "headwater:x:64990:64990:Headwater:/var/lib/headwater:/usr/sbin/nologin\n"
+                group += "headwater:x:64990:\n"
+                try passwd.write(to: scratch.appendingPathComponent("passwd"), atomically: true, encoding: .utf8)
+                try group.write(to: scratch.appendingPathComponent("group"), atomically: true, encoding: .utf8)
+                let script = "mount --bind \(scratch.path)/passwd /etc/passwd && mount --bind \(scratch.path)/group /etc/group"
+                    + " && exec \(logrotate) -d -s \(state) \(snippet.path)"
+                (status, output) = try Self.run(unshare, ["--mount", "sh", "-c", script])
+            }
+            #expect(status == 0, "logrotate -d exit \(status):\n\(output)")
+            #expect(!output.contains("error"), "\(output)")
+            #expect(output.contains("rotating pattern: /var/log/headwater/*.log  after 1 days (14 rotations)"), "\(output)")
         }
 
         @Test("headwater.env.example documents the variables, sets no secret, and is the unit's EnvironmentFile")
