@@ -1,5 +1,8 @@
+import HeadwaterCore
+
 /// What a pull source fetched, and its failures by kind, so an operator can tell a dead upstream
-/// from a slow or a broken one without reading logs (metrics export these).
+/// from a slow or a broken one without reading logs. Failures are also exported as
+/// `headwater_pull_failures_total{channel,reason}` once ``export(to:channel:)`` named the channel.
 public struct PullCounters: Sendable, Hashable {
     public enum Failure: String, Sendable, Hashable, CaseIterable {
         /// The upstream answered with a status other than 200/206.
@@ -26,13 +29,39 @@ public struct PullCounters: Sendable, Hashable {
     /// Segments (and init sections) downloaded into the store.
     public var segmentsFetched = 0
     public var bytesFetched: UInt64 = 0
+    /// The exported failure series of this channel (every reason, from 0); not part of equality.
+    private var exported: OriginMetrics.LabelledCounters<Failure>?
 
     public init() {}
 
     /// Failures of `kind` so far.
     public subscript(kind: Failure) -> Int { failures[kind] ?? 0 }
 
-    mutating func count(_ kind: Failure) { failures[kind, default: 0] += 1 }
+    /// Exports failures from now on to `metrics` as `channel`'s, making every reason's series (at
+    /// 0) now, so an alert on `increase()` sees the first failure.
+    mutating func export(to metrics: OriginMetrics, channel: String) {
+        exported = metrics.counters(
+            "headwater_pull_failures_total",
+            help: "Failed upstream requests of pull channels, by channel and reason (retried with backoff).",
+            labels: [("channel", channel)], by: "reason")
+    }
+
+    mutating func count(_ kind: Failure) {
+        failures[kind, default: 0] += 1
+        exported?.increment(kind)
+    }
+
+    public static func == (lhs: PullCounters, rhs: PullCounters) -> Bool {
+        lhs.failures == rhs.failures && lhs.playlistsFetched == rhs.playlistsFetched
+            && lhs.segmentsFetched == rhs.segmentsFetched && lhs.bytesFetched == rhs.bytesFetched
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(failures)
+        hasher.combine(playlistsFetched)
+        hasher.combine(segmentsFetched)
+        hasher.combine(bytesFetched)
+    }
 }
 
 /// Why one upstream request failed: its kind and a one-line reason for the log.

@@ -109,13 +109,13 @@ struct ObservabilityTests {
                 #expect(buckets.allSatisfy { $0.value <= 5 })
 
                 // gzip: one gzip body sent, of the identity size of one playlist.
-                #expect(metrics["headwater_playlist_bytes_sent_total", ["encoding": "gzip"]] == Double(gzipBody.count))
+                #expect(metrics["headwater_playlist_sent_bytes_total", ["encoding": "gzip"]] == Double(gzipBody.count))
                 #expect(
-                    metrics["headwater_playlist_bytes_uncompressed_total", ["encoding": "gzip"]]
+                    metrics["headwater_playlist_uncompressed_bytes_total", ["encoding": "gzip"]]
                         == Double(Fixture.mediaText.utf8.count)
                 )
                 #expect(
-                    metrics["headwater_playlist_bytes_sent_total", ["encoding": "identity"]]
+                    metrics["headwater_playlist_sent_bytes_total", ["encoding": "identity"]]
                         == Double(3 * Fixture.mediaText.utf8.count)
                 )
 
@@ -175,6 +175,28 @@ struct ObservabilityTests {
         }
         let shared = String(decoding: OriginMetrics.shared.exposition(channels: []), as: UTF8.self)
         #expect(!shared.contains("channel=\"fresh\""), "the static API reported to `current`, not `shared`")
+    }
+
+    @Test("headwater_http_open_connections: connections accepted and not yet closed, idle ones included")
+    func openConnectionsAreCounted() async throws {
+        let metrics = OriginMetrics()
+        let gauge = "headwater_http_open_connections"
+        // The server's connection tracker counts into the task's `current` instance.
+        try await OriginMetrics.$current.withValue(metrics) {
+            try await withServer(configure: { $0.metrics = metrics }) { port in
+                try await Self.withClient { client in
+                    let (_, before) = try await Self.scrape(client, port) { $0[gauge, [:]] == 1 }
+                    #expect(before[gauge, [:]] == 1, "the scraping client's own connection")
+                    var idle: [RawClient] = []
+                    for _ in 0..<3 { idle.append(try await RawClient.connect(port: port)) }
+                    let (_, open) = try await Self.scrape(client, port) { $0[gauge, [:]] == 4 }
+                    #expect(open[gauge, [:]] == 4)
+                    for connection in idle { try await connection.channel.channel.close().get() }
+                    let (_, after) = try await Self.scrape(client, port) { $0[gauge, [:]] == 1 }
+                    #expect(after[gauge, [:]] == 1)
+                }
+            }
+        }
     }
 
     // MARK: - /readyz and /healthz

@@ -1,37 +1,75 @@
+import HeadwaterStitching
 import Prometheus
 
 extension OriginMetrics {
+    /// What a stitched playlist request was answered with (`headwater_stitched_playlists_total{outcome}`).
+    public enum StitchedPlaylistOutcome: String, Sendable, Hashable, CaseIterable {
+        case ok
+        case badRequest = "bad_request"
+        case forbidden
+        case notFound = "not_found"
+        case conflict
+        case unavailable
+        case error
+    }
+
+    /// Where ad breaks come from, in the `source` label of `headwater_ad_breaks_total`: every
+    /// ``BreakSource`` (listed here because it is not `CaseIterable`).
+    static let breakSources: [BreakSource] = [.cue, .schedule, .request]
+
     /// An ad break started on `channel`; `source` is where it came from (`cue`, `schedule`, `request`).
     public func adBreakStarted(channel: String, source: String) {
-        counter(
-            "headwater_ad_breaks_total", labels: [("channel", channel), ("source", source)],
-            help: "Ad breaks started, by channel and by what started them (source cue, schedule, admin request)."
-        ).increment()
+        adBreaks(channel: channel, source: source).increment()
     }
 
     /// A source ad cue could not be used (bad CRC, undecodable, inconsistent): not stitched, passed through.
     public func adCueRejected(channel: String) {
-        counter(
-            "headwater_ad_cues_rejected_total", labels: [("channel", channel)],
-            help: "Ad cues in source playlists that were not acted on (invalid SCTE-35, bad CRC, inconsistent)."
-        ).increment()
+        adCuesRejected(channel: channel).increment()
     }
 
-    /// A stitched playlist request was answered with `outcome` (`ok`, `forbidden`, `bad_request`,
-    /// `unavailable`, `error`).
+    /// A stitched playlist request was answered with `outcome` (a ``StitchedPlaylistOutcome`` raw
+    /// value: `ok`, `forbidden`, `bad_request`, `unavailable`, `error` …).
     public func stitchedPlaylist(outcome: String) {
-        if outcome == "ok" { return stitchedPlaylistsServed.increment() }
-        counter("headwater_stitched_playlists_total", labels: [("outcome", outcome)], help: Self.stitchedPlaylistsHelp)
-            .increment()
+        if outcome == StitchedPlaylistOutcome.ok.rawValue { return stitchedPlaylistsServed.increment() }
+        stitchedPlaylists(outcome).increment()
     }
 
     static let stitchedPlaylistsHelp = "Per-session stitched media playlist requests, by outcome."
 
     /// A viewer session started (`/ssai/{channel}/master.m3u8`).
     public func sessionStarted(channel: String) {
+        sessionsStarted(channel: channel).increment()
+    }
+
+    /// The ad series of `channel`, made at 0 (``registerChannelSeries(_:)``).
+    func registerAdSeries(channel: String) {
+        for source in Self.breakSources { _ = adBreaks(channel: channel, source: source.rawValue) }
+        _ = adCuesRejected(channel: channel)
+        _ = sessionsStarted(channel: channel)
+    }
+
+    func stitchedPlaylists(_ outcome: String) -> Prometheus.Counter {
+        counter("headwater_stitched_playlists_total", labels: [("outcome", outcome)], help: Self.stitchedPlaylistsHelp)
+    }
+
+    private func adBreaks(channel: String, source: String) -> Prometheus.Counter {
+        counter(
+            "headwater_ad_breaks_total", labels: [("channel", channel), ("source", source)],
+            help: "Ad breaks started, by channel and by what started them (source cue, schedule, admin request)."
+        )
+    }
+
+    private func adCuesRejected(channel: String) -> Prometheus.Counter {
+        counter(
+            "headwater_ad_cues_rejected_total", labels: [("channel", channel)],
+            help: "Ad cues in source playlists that were not acted on (invalid SCTE-35, bad CRC, inconsistent)."
+        )
+    }
+
+    private func sessionsStarted(channel: String) -> Prometheus.Counter {
         counter(
             "headwater_sessions_started_total", labels: [("channel", channel)],
             help: "Viewer sessions started (signed session tokens issued), by channel."
-        ).increment()
+        )
     }
 }

@@ -3,8 +3,9 @@ public import Prometheus
 import Synchronization
 
 /// Every metric Headwater exports at `/metrics`, in one Prometheus registry: HTTP requests by route
-/// template, playlist renders and gzip savings, ingest, stalls, config reloads, and the live-edge
-/// age of each channel (computed when scraped). README.md "Logs, metrics and health" lists them.
+/// template, playlist renders and gzip savings, ingest, stalls, config reloads, the live-edge age
+/// of each channel (computed when scraped), open connections, the build and the process
+/// (`process_*`, read from `/proc` when scraped). README.md "Logs, metrics and health" lists them.
 ///
 /// One instance per process in production (``shared``, exported by the server and bound to
 /// swift-metrics by ``bootstrap()``); tests make their own, with a fresh registry, and pass it in,
@@ -26,6 +27,12 @@ import Synchronization
 ///
 /// Labels are bounded by construction: route templates (never a raw URI), configured channel
 /// names, enum reasons. Nothing is labelled by session, URI or creative.
+///
+/// Every labelled counter whose label values are known in advance is exported at 0 before its
+/// first event, so `rate()` and `increase()` see that event: fixed label sets when the instance
+/// is made, each configured channel's series at the first scrape that lists it (also after a
+/// reload adds one; ``exposition(channels:)``), a source's own when it is set up
+/// (``counters(_:help:labels:by:values:)``).
 public final class OriginMetrics: Sendable {
     /// What a configuration reload ended in (`headwater_config_reloads_total{result}`).
     public enum ConfigReloadResult: String, Sendable, Hashable, CaseIterable {
@@ -38,7 +45,7 @@ public final class OriginMetrics: Sendable {
     }
 
     /// Which kind of playlist was rendered (`headwater_playlist_renders_total{kind}`).
-    public enum PlaylistKind: String, Sendable, Hashable {
+    public enum PlaylistKind: String, Sendable, Hashable, CaseIterable {
         case media
         case multivariant
     }
@@ -86,31 +93,54 @@ public final class OriginMetrics: Sendable {
     /// served, so looked up once rather than per request (``stitchedPlaylist(outcome:)``).
     let stitchedPlaylistsServed: Prometheus.Counter
     /// Channels whose scrape-time gauges exist, to unregister those of removed channels.
-    private let scrapedChannels = Mutex<[String: (age: Prometheus.Gauge?, ready: Prometheus.Gauge)]>([:])
+    private let scrapedChannels = Mutex<[String: ChannelGauges]>([:])
+
+    /// A channel's scrape-time gauges; age and target duration exist only once known.
+    private struct ChannelGauges {
+        var ready: Prometheus.Gauge
+        var age: Prometheus.Gauge?
+        var targetDuration: Prometheus.Gauge?
+
+        var all: [Prometheus.Gauge] { [ready] + [age, targetDuration].compactMap { $0 } }
+    }
+    /// `headwater_http_open_connections`: accepted minus closed (``connectionOpened()``).
+    let openConnections: Prometheus.Gauge
+    /// The `process_*` series, `nil` where there is no `/proc`.
+    private let process: ProcessMetrics?
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         self.gzipPlaylistBytes = (
-            Self.counter(in: registry, "headwater_playlist_bytes_sent_total", labels: [("encoding", "gzip")]),
-            Self.counter(in: registry, "headwater_playlist_bytes_uncompressed_total", labels: [("encoding", "gzip")])
+            Self.counter(in: registry, "headwater_playlist_sent_bytes_total", labels: [("encoding", "gzip")]),
+            Self.counter(in: registry, "headwater_playlist_uncompressed_bytes_total", labels: [("encoding", "gzip")])
         )
         self.identityPlaylistBytes = (
-            Self.counter(in: registry, "headwater_playlist_bytes_sent_total", labels: [("encoding", "identity")]),
+            Self.counter(in: registry, "headwater_playlist_sent_bytes_total", labels: [("encoding", "identity")]),
             Self.counter(
-                in: registry, "headwater_playlist_bytes_uncompressed_total", labels: [("encoding", "identity")])
+                in: registry, "headwater_playlist_uncompressed_bytes_total", labels: [("encoding", "identity")])
         )
         self.stitchedPlaylistsServed = registry.makeCounter(
             descriptor: Self.descriptor("headwater_stitched_playlists_total", help: Self.stitchedPlaylistsHelp),
             labels: [("outcome", "ok")])
+        self.openConnections = registry.makeGauge(
+            descriptor: Self.descriptor(
+                "headwater_http_open_connections",
+                help: "Client connections open now (accepted and not yet closed), whichever path serves them."),
+            labels: [])
+        self.process = ProcessMetrics(registry: registry)
         for result in ConfigReloadResult.allCases { _ = configReloads(result) }
+        for kind in PlaylistKind.allCases { _ = playlistRenders(kind) }
+        for outcome in StitchedPlaylistOutcome.allCases { _ = stitchedPlaylists(outcome.rawValue) }
+        _ = ingestRejections(channel: "")
+        registerBuildAndHeldRequests()
     }
 
     /// Binds swift-metrics (`MetricsSystem`) to the ``shared`` registry, so metrics that libraries
-    /// emit through swift-metrics appear at `/metrics` too, and returns ``shared``. Call once, at
-    /// the start of the executable.
+    /// emit through swift-metrics appear at `/metrics` too (with help text:
+    /// ``DescribedMetricsFactory``), and returns ``shared``. Call once, at the start of the executable.
     @discardableResult
     public static func bootstrap() -> OriginMetrics {
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: shared.registry))
+        MetricsSystem.bootstrap(DescribedMetricsFactory(registry: shared.registry))
         return shared
     }
 
@@ -187,36 +217,51 @@ public final class OriginMetrics: Sendable {
 
     /// A playlist version was rendered (serialized and compressed): once per version, not per request.
     public func playlistRendered(_ kind: PlaylistKind) {
+        playlistRenders(kind).increment()
+    }
+
+    private func playlistRenders(_ kind: PlaylistKind) -> Prometheus.Counter {
         counter(
             "headwater_playlist_renders_total",
             labels: [("kind", kind.rawValue)],
             help: "Playlist versions rendered and compressed, by kind."
-        ).increment()
+        )
     }
 
     /// `count` files (segments, init sections, keys) of `bytes` in total were accepted for `channel`.
     public func ingested(channel: String, count: Int, bytes: Int64) {
         guard count > 0 else { return }
-        counter(
-            "headwater_ingest_segments_total",
-            labels: [("channel", channel)],
-            help: "Segment files (with init sections and keys) accepted from the source, by channel."
-        ).increment(by: Int64(count))
-        counter(
-            "headwater_ingest_bytes_total",
-            labels: [("channel", channel)],
-            help: "Bytes of the segment files accepted from the source, by channel."
-        ).increment(by: max(0, bytes))
+        let counters = ingestCounters(channel)
+        counters.segments.increment(by: Int64(count))
+        counters.bytes.increment(by: max(0, bytes))
     }
 
     /// An input was refused. `channel` is `nil` when the request named no configured channel
     /// (its name is then not used as a label).
     public func ingestRejected(channel: String?, reason: PushCounters.Reason) {
-        counter(
+        ingestRejections(channel: channel ?? "").increment(reason)
+    }
+
+    private func ingestCounters(_ channel: String) -> (segments: Prometheus.Counter, bytes: Prometheus.Counter) {
+        (
+            counter(
+                "headwater_ingest_segments_total",
+                labels: [("channel", channel)],
+                help: "Segment files (with init sections and keys) accepted from the source, by channel."
+            ),
+            counter(
+                "headwater_ingest_bytes_total",
+                labels: [("channel", channel)],
+                help: "Bytes of the segment files accepted from the source, by channel."
+            )
+        )
+    }
+
+    private func ingestRejections(channel: String) -> LabelledCounters<PushCounters.Reason> {
+        counters(
             "headwater_ingest_rejected_total",
-            labels: [("channel", channel ?? ""), ("reason", reason.rawValue)],
-            help: "Inputs refused (uploads, files, upstream responses), by channel and reason."
-        ).increment()
+            help: "Inputs refused (uploads, files, upstream responses), by channel and reason.",
+            labels: [("channel", channel)], by: "reason")
     }
 
     // MARK: - Operations
@@ -237,6 +282,15 @@ public final class OriginMetrics: Sendable {
 
     /// ``configReload(result:)`` on ``current``.
     public static func configReload(result: ConfigReloadResult) { current.configReload(result: result) }
+
+    /// Every counter labelled by `channel` alone or with a fixed set of other labels, made at 0
+    /// when a scrape first lists the channel (at start, or after a reload added it).
+    private func registerChannelSeries(_ channel: String) {
+        _ = ingestCounters(channel)
+        _ = ingestRejections(channel: channel)
+        _ = stalls(channel)
+        registerAdSeries(channel: channel)
+    }
 
     private func stalls(_ channel: String) -> Prometheus.Counter {
         counter(
@@ -260,26 +314,23 @@ public final class OriginMetrics: Sendable {
     /// gauges from `channels` (the current health of every configured channel). Gauges of
     /// channels no longer configured are removed.
     public func exposition(channels: [ChannelHealth]) -> [UInt8] {
+        process?.update()
         scrapedChannels.withLock { scraped in
             var seen: Set<String> = []
             for channel in channels {
                 seen.insert(channel.name)
-                _ = stalls(channel.name)  // exported as 0 before the first stall, so rate() works
-                var gauges = scraped[channel.name] ?? (age: nil, ready: makeReadyGauge(channel.name))
-                if let age = channel.liveEdgeAgeSeconds {
-                    let gauge = gauges.age ?? makeAgeGauge(channel.name)
-                    gauge.set(to: age)
-                    gauges.age = gauge
-                } else if let gauge = gauges.age {
-                    registry.unregisterGauge(gauge)  // no segment yet: no age, rather than a made-up one
-                    gauges.age = nil
-                }
+                if scraped[channel.name] == nil { registerChannelSeries(channel.name) }
+                var gauges = scraped[channel.name] ?? ChannelGauges(ready: makeReadyGauge(channel.name))
+                // No segment yet: no age, rather than a made-up one; likewise the target duration.
+                gauges.age = set(gauges.age, to: channel.liveEdgeAgeSeconds) { makeAgeGauge(channel.name) }
+                gauges.targetDuration = set(
+                    gauges.targetDuration, to: channel.targetDuration > 0 ? Double(channel.targetDuration) : nil
+                ) { makeTargetDurationGauge(channel.name) }
                 gauges.ready.set(to: channel.isReady ? 1 : 0)
                 scraped[channel.name] = gauges
             }
             for (name, gauges) in scraped where !seen.contains(name) {
-                if let age = gauges.age { registry.unregisterGauge(age) }
-                registry.unregisterGauge(gauges.ready)
+                for gauge in gauges.all { registry.unregisterGauge(gauge) }
                 scraped[name] = nil
             }
         }
@@ -300,7 +351,7 @@ public final class OriginMetrics: Sendable {
         in registry: PrometheusCollectorRegistry, _ name: String, labels: [(String, String)]
     ) -> Prometheus.Counter {
         let help =
-            name == "headwater_playlist_bytes_sent_total"
+            name == "headwater_playlist_sent_bytes_total"
             ? "Playlist body bytes sent, by content coding."
             : "Identity size of the playlist bodies sent, by the content coding they were sent in."
         return registry.makeCounter(descriptor: descriptor(name, help: help), labels: labels)
@@ -319,6 +370,27 @@ public final class OriginMetrics: Sendable {
     /// `name` is the whole metric name (`headwater_…_total`).
     static func descriptor(_ name: String, help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+    }
+
+    /// `gauge` (made by `make` if need be) set to `value`, or unregistered when there is no value.
+    private func set(
+        _ gauge: Prometheus.Gauge?, to value: Double?, make: () -> Prometheus.Gauge
+    ) -> Prometheus.Gauge? {
+        guard let value else {
+            if let gauge { registry.unregisterGauge(gauge) }
+            return nil
+        }
+        let existing = gauge ?? make()
+        existing.set(to: value)
+        return existing
+    }
+
+    private func makeTargetDurationGauge(_ channel: String) -> Prometheus.Gauge {
+        gauge(
+            "headwater_channel_target_duration_seconds",
+            labels: [("channel", channel)],
+            help: "The channel's EXT-X-TARGETDURATION, to compare the live-edge age with."
+        )
     }
 
     private func makeAgeGauge(_ channel: String) -> Prometheus.Gauge {

@@ -1,3 +1,4 @@
+import HeadwaterCore
 import NIOCore
 import Synchronization
 
@@ -7,6 +8,9 @@ import Synchronization
 /// Quiescing sends each connection `ChannelShouldQuiesceEvent`, which
 /// `HTTPServerPipelineHandler` turns into: close now if idle; otherwise finish the request in
 /// flight (an upload, a segment being sent), answer it with `Connection: close`, then close.
+///
+/// It also keeps `headwater_http_open_connections`: every accepted connection is tracked here,
+/// whether the fast path answers its requests or hands them to the NIO pipeline.
 final class ConnectionTracker: Sendable {
     private struct State {
         var channels: [ObjectIdentifier: any Channel] = [:]
@@ -15,8 +19,13 @@ final class ConnectionTracker: Sendable {
     }
 
     private let state = Mutex(State())
+    private let metrics: OriginMetrics
 
-    init() {}
+    /// - Parameter metrics: where open connections are counted; by default the task's
+    ///   ``OriginMetrics/current`` (the process's, unless a test bound its own).
+    init(metrics: OriginMetrics = .current) {
+        self.metrics = metrics
+    }
 
     var count: Int { state.withLock { $0.channels.count } }
 
@@ -28,11 +37,13 @@ final class ConnectionTracker: Sendable {
             state.channels[id] = channel
             return state.quiescing
         }
+        metrics.connectionOpened()
         channel.closeFuture.whenComplete { _ in self.remove(id) }
         if quiescing { channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
     }
 
     private func remove(_ id: ObjectIdentifier) {
+        metrics.connectionClosed()
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.channels[id] = nil
             guard state.channels.isEmpty else { return [] }

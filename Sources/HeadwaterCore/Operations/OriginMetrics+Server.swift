@@ -1,0 +1,70 @@
+import Prometheus
+
+extension OriginMetrics {
+    /// A client connection was accepted (fast path and NIO path alike: both serve on the
+    /// connection the server accepted). Pair with ``connectionClosed()``.
+    public func connectionOpened() { openConnections.increment() }
+
+    /// A connection counted by ``connectionOpened()`` closed.
+    public func connectionClosed() { openConnections.decrement() }
+
+    /// The build's version and toolchain: `headwater_build_info{version,swift_version,os,arch} 1`,
+    /// to join on (`* on(instance) group_left(version) headwater_build_info`) and to see a rollout.
+    /// `headwater_held_requests`: requests held open waiting for a playlist update (low-latency
+    /// HLS blocking reload, `_HLS_msn`); there are none yet, so it stays 0 until that exists, and
+    /// dashboards and alerts can use it already.
+    func registerBuildAndHeldRequests() {
+        registry.makeGauge(
+            descriptor: Self.descriptor(
+                "headwater_build_info", help: "Always 1; the labels say which Headwater build is running."),
+            labels: [
+                ("version", HeadwaterVersion.current), ("swift_version", Self.swiftVersion),
+                ("os", Self.operatingSystem), ("arch", Self.architecture),
+            ]
+        ).set(to: 1)
+        _ = registry.makeGauge(
+            descriptor: Self.descriptor(
+                "headwater_held_requests",
+                help: "Requests held open until a playlist update (low-latency HLS blocking reload); always 0 in this version."),
+            labels: [])
+    }
+
+    /// The version of the compiler that built this binary, to the minor version.
+    static var swiftVersion: String {
+        #if compiler(>=7.0)
+        ">=7.0"
+        #elseif compiler(>=6.5)
+        ">=6.5"
+        #elseif compiler(>=6.4)
+        "6.4"
+        #elseif compiler(>=6.3)
+        "6.3"
+        #elseif compiler(>=6.2)
+        "6.2"
+        #elseif compiler(>=6.1)
+        "6.1"
+        #else
+        "6.0"
+        #endif
+    }
+
+    static var operatingSystem: String {
+        #if os(Linux)
+        "linux"
+        #elseif os(macOS)
+        "macos"
+        #else
+        "other"
+        #endif
+    }
+
+    static var architecture: String {
+        #if arch(x86_64)
+        "x86_64"
+        #elseif arch(arm64)
+        "aarch64"
+        #else
+        "other"
+        #endif
+    }
+}
