@@ -68,10 +68,13 @@ public enum SpliceDescriptor: Sendable, Hashable {
 extension SpliceDescriptor {
     /// Reads one descriptor; `reader` is limited to the descriptor loop.
     init(reading reader: inout BitReader) throws(SCTE35Error) {
+        var stray = reader
         let tag = try reader.uint8(8, "splice_descriptor_tag")
         let length = Int(try reader.uint8(8, "descriptor_length"))
         guard length <= reader.remainingBytes else {
-            throw .descriptorLengthOverrun(tag: tag, declared: length, available: reader.remainingBytes)
+            throw .descriptorLengthOverrun(
+                byteOffset: stray.bitOffset / 8, tag: tag, declared: length, available: reader.remainingBytes,
+                bytes: try stray.remainingByteArray("splice_descriptor"))
         }
         var body = try reader.subReader(byteCount: length, "splice_descriptor")
         let start = body.bitOffset

@@ -1,5 +1,8 @@
 extension SpliceInfoSection {
-    /// Decodes a complete section (`table_id` through `CRC_32`, nothing before or after).
+    /// Decodes a complete section: `table_id` through `CRC_32`, then nothing, or up to
+    /// ``maximumTrailingStuffingCount`` bytes of MPEG-TS stuffing (`0xFF`), as when the section was
+    /// copied out of a transport packet (counted in ``trailingStuffingCount``). Anything else after
+    /// the section is ``SCTE35Error/invalidSectionLength(declared:actual:)``.
     ///
     /// - Parameter verifyCRC: check `CRC_32` before anything else is parsed, so a corrupted byte is
     ///   reported as ``SCTE35Error/crcMismatch(expected:computed:)`` rather than as whatever
@@ -14,15 +17,20 @@ extension SpliceInfoSection {
         let privateIndicator = try reader.flag("private_indicator")
         let sapType = SAPType(rawValue: try reader.uint8(2, "sap_type"))
         let sectionLength = Int(try reader.uint16(12, "section_length"))
-        guard sectionLength == data.count - 3 else {
+        let sectionEnd = 3 + sectionLength
+        let stuffing = data.count - sectionEnd
+        guard stuffing >= 0, stuffing <= Self.maximumTrailingStuffingCount,
+            data[sectionEnd...].allSatisfy({ $0 == 0xFF })
+        else {
             throw .invalidSectionLength(declared: sectionLength, actual: data.count - 3)
         }
         guard sectionLength >= 4 else {
             throw .unexpectedEndOfData(field: "CRC_32", bitOffset: 24)
         }
-        let storedCRC = data.suffix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        let section = data[..<sectionEnd]
+        let storedCRC = section.suffix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         if verifyCRC {
-            let computed = CRC32MPEG2.checksum(data.dropLast(4))
+            let computed = CRC32MPEG2.checksum(section.dropLast(4))
             guard computed == storedCRC else { throw .crcMismatch(expected: storedCRC, computed: computed) }
         }
 
@@ -45,7 +53,7 @@ extension SpliceInfoSection {
             let commandType = try body.uint8(8, "splice_command_type")
             let command: SpliceCommand
             if commandLength == 0xFFF {
-                // Legacy "length unknown": parse to find the end (re-encoded with the real length).
+                // Legacy "length unknown": parse to find the end.
                 guard SpliceCommand.isSelfDelimiting(type: commandType) else {
                     throw .unknownSpliceCommandLength(commandType: commandType)
                 }
@@ -69,10 +77,14 @@ extension SpliceInfoSection {
             var loop = try body.subReader(byteCount: loopLength, "splice_descriptor")
             var descriptors: [SpliceDescriptor] = []
             while !loop.isAtEnd {
+                guard loop.remainingBytes >= 2 else {
+                    throw .descriptorLoopTrailingBytes(
+                        byteOffset: loop.bitOffset / 8, bytes: try loop.remainingByteArray("splice_descriptor"))
+                }
                 descriptors.append(try SpliceDescriptor(reading: &loop))
             }
-            let stuffing = try body.remainingByteArray("alignment_stuffing")
-            payload = .clear(command: command, descriptors: descriptors, alignmentStuffing: stuffing)
+            let alignmentStuffing = try body.remainingByteArray("alignment_stuffing")
+            payload = .clear(command: command, descriptors: descriptors, alignmentStuffing: alignmentStuffing)
         }
 
         self.init(
@@ -84,22 +96,27 @@ extension SpliceInfoSection {
             protocolVersion: protocolVersion,
             encryptionAlgorithm: encryptionAlgorithm,
             sectionSyntaxIndicator: sectionSyntaxIndicator,
-            privateIndicator: privateIndicator
+            privateIndicator: privateIndicator,
+            legacyUnknownCommandLength: !encrypted && commandLength == 0xFFF,
+            trailingStuffingCount: stuffing
         )
     }
 
     /// The section's bytes, `table_id` through `CRC_32`, with `section_length`,
-    /// `splice_command_length`, `descriptor_loop_length`, every `descriptor_length` and `CRC_32`
-    /// computed from the model.
+    /// `splice_command_length` (or the legacy `0xFFF`), `descriptor_loop_length`, every
+    /// `descriptor_length` and `CRC_32` computed from the model; then ``trailingStuffingCount``
+    /// bytes of `0xFF` (none unless the section was decoded with them, or set so).
     ///
     /// Throws ``SCTE35Error/valueOutOfRange(field:value:bitWidth:)`` or
     /// ``SCTE35Error/lengthOutOfRange(field:length:maximum:)`` when a model value does not fit its
-    /// field, rather than truncating it. A decoded section always encodes.
+    /// field, rather than truncating it, and ``SCTE35Error/unknownSpliceCommandLength(commandType:)``
+    /// for a legacy `0xFFF` length on a command whose end a decoder could not find. A decoded
+    /// section always encodes.
     public func encoded() throws(SCTE35Error) -> [UInt8] {
         try encodedLayout().bytes
     }
 
-    /// The encoded bytes and the derived length fields (for JSON output).
+    /// The encoded bytes and the length fields as written (for JSON output).
     struct Layout {
         var bytes: [UInt8]
         var sectionLength: Int
@@ -124,12 +141,19 @@ extension SpliceInfoSection {
             commandLength = Int(encrypted.spliceCommandLength)
             try body.field("splice_command_length", encrypted.spliceCommandLength, bits: 12)
             body.append(encrypted.bytes)
-        case .clear(let command, let descriptors, let stuffing):
+        case .clear(let command, let descriptors, let alignmentStuffing):
             let commandBytes = try command.encodedBody()
-            commandLength = commandBytes.count
             // 0xFFF itself means "unknown length" (legacy), so the largest real length is 0xFFE.
-            guard commandLength < 0xFFF else {
-                throw .lengthOutOfRange(field: "splice_command_length", length: commandLength, maximum: 0xFFE)
+            guard commandBytes.count < 0xFFF else {
+                throw .lengthOutOfRange(field: "splice_command_length", length: commandBytes.count, maximum: 0xFFE)
+            }
+            if legacyUnknownCommandLength {
+                guard SpliceCommand.isSelfDelimiting(type: command.type) else {
+                    throw .unknownSpliceCommandLength(commandType: command.type)
+                }
+                commandLength = 0xFFF
+            } else {
+                commandLength = commandBytes.count
             }
             body.write(UInt64(commandLength), bits: 12)
             try body.field("splice_command_type", command.type, bits: 8)
@@ -142,7 +166,11 @@ extension SpliceInfoSection {
             loopLength = loopWriter.bytes.count
             try body.field("descriptor_loop_length", loopWriter.bytes.count, bits: 16)
             body.append(loopWriter.bytes)
-            body.append(stuffing)
+            body.append(alignmentStuffing)
+        }
+        guard (0...Self.maximumTrailingStuffingCount).contains(trailingStuffingCount) else {
+            throw .lengthOutOfRange(
+                field: "trailing stuffing", length: trailingStuffingCount, maximum: Self.maximumTrailingStuffingCount)
         }
 
         let sectionLength = body.bytes.count + 4
@@ -158,6 +186,7 @@ extension SpliceInfoSection {
         writer.append(body.bytes)
         let crc = CRC32MPEG2.checksum(writer.bytes)
         writer.write(UInt64(crc), bits: 32)
+        writer.append(Array(repeating: 0xFF, count: trailingStuffingCount))
         return Layout(
             bytes: writer.bytes,
             sectionLength: sectionLength,

@@ -15,7 +15,12 @@
 /// Derived values (`table_id`, `section_length`, `splice_command_length` of a clear section,
 /// `descriptor_loop_length`, `descriptor_length`, `*_count`, `segmentation_upid_length`, `crc_32`)
 /// and informative ones (`*_name`, `*_seconds`, `segmentation_upid_text`) are ignored when decoding:
-/// the encoder recomputes them. Reserved bits appear (as `reserved…`) only when they are not all ones.
+/// the encoder recomputes them. Two exceptions keep cues from the field as they came: a clear
+/// section's `"splice_command_length": 4095` is the legacy "unknown" `0xFFF` as written (a computed
+/// length is at most 4094), kept by the encoder (``legacyUnknownCommandLength``); and
+/// `"trailing_stuffing_byte_count": n`, present only when the section was followed by `n` bytes of
+/// MPEG-TS stuffing, makes the encoder append them (``trailingStuffingCount``). Reserved bits appear
+/// (as `reserved…`) only when they are not all ones.
 /// Header fields may be omitted when decoding; they default as in ``init(command:descriptors:ptsAdjustment:tier:cwIndex:sapType:)``.
 extension SpliceInfoSection: Codable {
     public init(from decoder: any Decoder) throws {
@@ -23,8 +28,14 @@ extension SpliceInfoSection: Codable {
         if let tableID = try c.decodeIfPresent(UInt8.self, forKey: "table_id"), tableID != Self.tableID {
             throw DecodingError.dataCorruptedError(forKey: "table_id", in: c, debugDescription: "table_id must be 252 (0xFC)")
         }
+        let payload = try Payload(from: decoder)
+        // Any other splice_command_length of a clear section is derived, so ignored (even when not a number).
+        var legacyLength = false
+        if case .clear = payload, case 0xFFF? = try? c.decodeIfPresent(Int.self, forKey: "splice_command_length") {
+            legacyLength = true
+        }
         self.init(
-            payload: try Payload(from: decoder),
+            payload: payload,
             ptsAdjustment: try c.decode("pts_adjustment", default: 0),
             tier: try c.decode("tier", default: 0xFFF),
             cwIndex: try c.decode("cw_index", default: 0xFF),
@@ -32,7 +43,9 @@ extension SpliceInfoSection: Codable {
             protocolVersion: try c.decode("protocol_version", default: 0),
             encryptionAlgorithm: try c.decode("encryption_algorithm", default: 0),
             sectionSyntaxIndicator: try c.decode("section_syntax_indicator", default: false),
-            privateIndicator: try c.decode("private_indicator", default: false)
+            privateIndicator: try c.decode("private_indicator", default: false),
+            legacyUnknownCommandLength: legacyLength,
+            trailingStuffingCount: try c.decode("trailing_stuffing_byte_count", default: 0)
         )
     }
 
@@ -50,8 +63,9 @@ extension SpliceInfoSection: Codable {
         try c.encode(ptsAdjustment, forKey: "pts_adjustment")
         try c.encode(cwIndex, forKey: "cw_index")
         try c.encode(tier, forKey: "tier")
-        try payload.encode(to: encoder)
+        try payload.encode(to: encoder, legacyUnknownCommandLength: legacyUnknownCommandLength)
         if let layout { try c.encode(hex(UInt64(layout.crc), digits: 8), forKey: "crc_32") }
+        if trailingStuffingCount != 0 { try c.encode(trailingStuffingCount, forKey: "trailing_stuffing_byte_count") }
         if let seconds = splicePTSSeconds { try c.encode(seconds, forKey: "pts_seconds") }
     }
 }
@@ -74,6 +88,12 @@ extension SpliceInfoSection.Payload: Codable {
     }
 
     public func encode(to encoder: any Encoder) throws {
+        try encode(to: encoder, legacyUnknownCommandLength: false)
+    }
+
+    /// With `legacyUnknownCommandLength`, a clear payload's `splice_command_length` is written as
+    /// `0xFFF` (what the section's bytes say) rather than the command's length.
+    func encode(to encoder: any Encoder, legacyUnknownCommandLength: Bool) throws {
         var c = encoder.container(keyedBy: FieldKey.self)
         switch self {
         case .encrypted(let encrypted):
@@ -81,7 +101,9 @@ extension SpliceInfoSection.Payload: Codable {
             try encrypted.encode(to: encoder)
         case .clear(let command, let descriptors, let stuffing):
             try c.encode(false, forKey: "encrypted_packet")
-            if let length = try? command.encodedBody().count {
+            if legacyUnknownCommandLength {
+                try c.encode(0xFFF, forKey: "splice_command_length")
+            } else if let length = try? command.encodedBody().count {
                 try c.encode(length, forKey: "splice_command_length")
             }
             try c.encode(command, forKey: "splice_command")

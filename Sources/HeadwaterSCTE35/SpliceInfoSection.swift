@@ -29,9 +29,13 @@
 /// }
 /// ```
 /// The model is lossless: decoding then ``encoded()`` reproduces the input bytes, reserved bits
-/// included, for every well-formed section. `table_id`, `section_length`, `splice_command_length`,
-/// `descriptor_loop_length`, `encrypted_packet` and `CRC_32` are not stored; the encoder derives
-/// them from the model, so an edited value can never carry stale lengths or a stale CRC.
+/// included, for every well-formed section. `table_id`, `section_length`, `descriptor_loop_length`,
+/// `encrypted_packet` and `CRC_32` are not stored; the encoder derives them from the model, so an
+/// edited value can never carry stale lengths or a stale CRC. Of a clear section's
+/// `splice_command_length` only whether it was the legacy "unknown" `0xFFF` is kept
+/// (``legacyUnknownCommandLength``), and of the bytes after `CRC_32` only how many `0xFF`s of
+/// MPEG-TS stuffing there were (``trailingStuffingCount``): the two forms cues taken from the field
+/// arrive in.
 public struct SpliceInfoSection: Sendable, Hashable {
     /// `section_syntax_indicator` (0 in every valid section).
     public var sectionSyntaxIndicator: Bool
@@ -52,6 +56,19 @@ public struct SpliceInfoSection: Sendable, Hashable {
     public var tier: UInt16
     /// The command and descriptors, or the opaque encrypted part.
     public var payload: Payload
+    /// `splice_command_length` of a clear section is `0xFFF`, the value that meant "unknown" before
+    /// SCTE 35 required the real length (it still allows it, for backward compatibility), instead
+    /// of the command's length. The decoder then finds the command's end by parsing it, which only
+    /// `splice_null`, `splice_insert`, `time_signal` and `bandwidth_reservation` allow; the encoder
+    /// writes `0xFFF` again, so such a cue passes through byte for byte. Ignored for an encrypted
+    /// section, whose ``EncryptedPayload/spliceCommandLength`` is kept as written.
+    public var legacyUnknownCommandLength: Bool
+    /// How many MPEG-TS stuffing bytes (`0xFF`) followed `CRC_32`: in a transport packet, the
+    /// bytes after a section's end up to the packet's end are `0xFF` (ISO/IEC 13818-1), so a cue
+    /// copied out of a packet's payload arrives with them. They are not part of the section; the
+    /// encoder appends them again so that the bytes round-trip. At most
+    /// ``maximumTrailingStuffingCount``.
+    public var trailingStuffingCount: Int
 
     /// What follows `splice_command_length`.
     public enum Payload: Sendable, Hashable {
@@ -86,9 +103,13 @@ public struct SpliceInfoSection: Sendable, Hashable {
         protocolVersion: UInt8 = 0,
         encryptionAlgorithm: UInt8 = 0,
         sectionSyntaxIndicator: Bool = false,
-        privateIndicator: Bool = false
+        privateIndicator: Bool = false,
+        legacyUnknownCommandLength: Bool = false,
+        trailingStuffingCount: Int = 0
     ) {
         self.payload = payload
+        self.legacyUnknownCommandLength = legacyUnknownCommandLength
+        self.trailingStuffingCount = trailingStuffingCount
         self.ptsAdjustment = ptsAdjustment
         self.tier = tier
         self.cwIndex = cwIndex
@@ -119,6 +140,11 @@ public struct SpliceInfoSection: Sendable, Hashable {
 
     /// `table_id` of every `splice_info_section()`.
     public static let tableID: UInt8 = 0xFC
+
+    /// The most stuffing accepted after `CRC_32`: a transport packet's payload (188 bytes less the
+    /// 4-byte header), the most that can follow a section in the packet it ends in. More `0xFF`s
+    /// than that did not come from one packet.
+    public static let maximumTrailingStuffingCount = 184
 
     /// `encrypted_packet`.
     public var isEncrypted: Bool {

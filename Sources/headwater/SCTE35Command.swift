@@ -6,7 +6,9 @@ import HeadwaterSCTE35
 /// and turn (edited) JSON back into the hex and base64 that playlists carry.
 ///
 /// `decode` output fed to `encode` reproduces the original bytes (only `CRC_32` is recomputed, so a
-/// cue decoded with `--no-verify-crc` comes back with a correct CRC).
+/// cue decoded with `--no-verify-crc` comes back with a correct CRC), including the two forms cues
+/// from the field take: a legacy `splice_command_length` of `0xFFF` and MPEG-TS stuffing after the
+/// section (see ``SpliceInfoSection``'s JSON form).
 struct SCTE35Command: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scte35",
@@ -20,7 +22,9 @@ struct SCTE35Command: ParsableCommand {
             discussion: """
                 CUE is hex (0xFC30…, as in EXT-X-DATERANGE SCTE35-OUT/IN/CMD; the 0x is optional) or \
                 base64 (/DA…, as in EXT-OATCLS-SCTE35). Exit status 1 with a one-line reason on \
-                standard error if it does not decode.
+                standard error if it does not decode. MPEG-TS stuffing after the section (0xFF bytes, \
+                as copied from a transport packet) is accepted and shown as trailing_stuffing_byte_count; \
+                a legacy splice_command_length of 0xFFF is shown as 4095.
                 """
         )
 
@@ -56,7 +60,9 @@ struct SCTE35Command: ParsableCommand {
             abstract: "Encode JSON (as printed by decode) into a cue.",
             discussion: """
                 Length fields, crc_32 and the informative *_name/*_seconds fields are recomputed, so \
-                edit the values and leave those alone. Prints "hex: 0x…" and "base64: …" lines, or \
+                edit the values and leave those alone; only a splice_command_length of 4095 (the \
+                legacy "unknown" 0xFFF) is kept, and trailing_stuffing_byte_count appends that many \
+                0xFF bytes after the section. Prints "hex: 0x…" and "base64: …" lines, or \
                 only the bare value with --format hex or --format base64.
                 """
         )

@@ -68,7 +68,7 @@ struct MalformedInputTests {
         smaller[2] -= 1
         #expect(throws: SCTE35Error.invalidSectionLength(declared: 46, actual: 47)) { try SpliceInfoSection(bytes: smaller) }
         #expect(throws: SCTE35Error.invalidSectionLength(declared: 47, actual: 48)) {
-            try SpliceInfoSection(bytes: Self.ex1 + [0xFF])  // trailing TS stuffing is not part of the section
+            try SpliceInfoSection(bytes: Self.ex1 + [0x00])  // not MPEG-TS stuffing (FieldEdgeCaseTests has 0xFF)
         }
         #expect(throws: SCTE35Error.unexpectedEndOfData(field: "CRC_32", bitOffset: 24)) {
             try SpliceInfoSection(bytes: [0xFC, 0x30, 0x02, 0x00, 0x00])
@@ -86,7 +86,8 @@ struct MalformedInputTests {
     @Test func descriptorLengthOverrunAndMismatch() {
         var overrun = Self.ex1
         overrun[37] = 0x09  // descriptor_length 8 → 9
-        #expect(throws: SCTE35Error.descriptorLengthOverrun(tag: 0, declared: 9, available: 8)) {
+        let rest: [UInt8] = [0x00, 0x09, 0x43, 0x55, 0x45, 0x49, 0x00, 0x00, 0x01, 0x35]
+        #expect(throws: SCTE35Error.descriptorLengthOverrun(byteOffset: 36, tag: 0, declared: 9, available: 8, bytes: rest)) {
             try SpliceInfoSection(bytes: repaired(overrun))
         }
         // One more byte inside the avail descriptor than it defines.
@@ -109,7 +110,7 @@ struct MalformedInputTests {
         var dangling = Self.ex1
         dangling[35] = 0x0B
         dangling.insert(0x00, at: 46)
-        #expect(throws: SCTE35Error.unexpectedEndOfData(field: "descriptor_length", bitOffset: 47 * 8)) {
+        #expect(throws: SCTE35Error.descriptorLoopTrailingBytes(byteOffset: 46, bytes: [0x00])) {
             try SpliceInfoSection(bytes: repaired(dangling))
         }
     }
