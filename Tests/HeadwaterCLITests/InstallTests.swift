@@ -73,6 +73,51 @@ extension RealClients {
             #expect(ours.isEmpty, "systemd-analyze verify:\n\(verifyOutput)")
         }
 
+        @Test("the installed server, run as the headwater user the unit names, serves the demo channel")
+        func servesAsServiceUser() throws {
+            let root = try InstalledRoot()
+            defer { root.remove() }
+            let (status, output) = try InstalledRoot.shell(
+                ["bash", Self.script, "--root", root.path, "--binary", HeadwaterProcess.executable.path])
+            #expect(status == 0, "\(output)")
+            // The only change to the installed config: a free port instead of 8080.
+            let port = try ServeCommandTests.freePort()
+            let config = root.path + "/etc/headwater/headwater.yaml"
+            let installed = try String(contentsOfFile: config, encoding: .utf8)
+            #expect(installed.contains("listen: 127.0.0.1:8080"))
+            try installed.replacingOccurrences(of: "listen: 127.0.0.1:8080", with: "listen: 127.0.0.1:\(port)")
+                .write(toFile: config, atomically: true, encoding: .utf8)
+            let (uid, gid) = try root.user("headwater")
+            // As the unit runs it: its user and group, its working directory, its state directory
+            // (a tmpfs on /var/lib in the namespace, owned by the user, as StateDirectory= makes
+            // it), without capabilities. Every step is bounded; the server gets SIGTERM at the end.
+            let script = """
+                mount -t tmpfs headwater-state /var/lib
+                install -d -o \(uid) -g \(gid) -m 0750 /var/lib/headwater
+                cd /usr/local/share/headwater
+                setpriv --reuid=\(uid) --regid=\(gid) --clear-groups --inh-caps=-all --bounding-set=-all \\
+                    /usr/local/bin/headwater serve --config /etc/headwater/headwater.yaml >/dev/null 2>"$0/serve.log" &
+                server=$!
+                (sleep 60; kill -KILL "$server") >/dev/null 2>&1 &
+                watchdog=$!
+                code=000
+                for attempt in $(seq 1 40); do
+                    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 http://127.0.0.1:\(port)/live/demo/master.m3u8) || true
+                    [ "$code" = 200 ] && break
+                    sleep 0.5
+                done
+                echo "master.m3u8: $code"
+                kill -TERM "$server"
+                wait "$server"
+                echo "serve exit: $?"
+                kill "$watchdog"
+                """
+            let (_, result) = try root.inside(["bash", "-c", script, root.path])
+            let log = (try? root.read("/serve.log")) ?? ""
+            #expect(result.contains("master.m3u8: 200"), "\(result)\nserve's log:\n\(log)")
+            #expect(result.contains("serve exit: 0"), "\(result)\nserve's log:\n\(log)")
+        }
+
         @Test("the check can fail: ads.yaml copied as the old README did (../Public) is rejected with exit 78")
         func checkCanFail() throws {
             let root = try InstalledRoot()
