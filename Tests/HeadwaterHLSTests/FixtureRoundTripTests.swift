@@ -72,6 +72,29 @@ struct InvalidFixture: Sendable, CustomTestStringConvertible {
     }
 }
 
+/// One line of `tolerated/MANIFEST.tsv`: `file<TAB>rule<TAB>line<TAB>strict-code`: a form the strict
+/// parse refuses with `strict-code` at `line` and the tolerant parse reads, reporting `rule` there.
+struct ToleratedFixture: Sendable, CustomTestStringConvertible {
+    let fixture: Fixture
+    let rule: String
+    let line: Int
+    let strictCode: String
+
+    var testDescription: String { "\(fixture.testDescription) → \(rule) at line \(line)" }
+
+    static func all() -> [ToleratedFixture] {
+        let url = Fixture.root.appendingPathComponent("tolerated").appendingPathComponent("MANIFEST.tsv")
+        guard let text = try? String(contentsOf: url, encoding: .utf8) else { return [] }
+        return text.split(whereSeparator: \.isNewline).dropFirst().map { row in
+            let fields = row.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 4, let line = Int(fields[2]) else {
+                return ToleratedFixture(fixture: Fixture(folder: "tolerated", name: fields[0]), rule: "<malformed row: \(row)>", line: 0, strictCode: "")
+            }
+            return ToleratedFixture(fixture: Fixture(folder: "tolerated", name: fields[0]), rule: fields[1], line: line, strictCode: fields[3])
+        }
+    }
+}
+
 @Suite("Fixture round trips")
 struct FixtureRoundTripTests {
     @Test("every fixture folder has playlists", arguments: Fixture.validFolders + ["invalid"])
@@ -110,6 +133,26 @@ struct FixtureRoundTripTests {
         let error = #expect(throws: PlaylistParseError.self) { try PlaylistParser().parse(bytes) }
         #expect(error?.code.name == invalid.code, "\(error.map(String.init(describing:)) ?? "")")
         #expect(error?.line == invalid.line, "\(error.map(String.init(describing:)) ?? "")")
+    }
+
+    @Test(
+        "a tolerated playlist: the strict parse refuses it, the tolerant parse reads it and writes a canonical playlist the validator passes",
+        arguments: ToleratedFixture.all())
+    func toleratedIsReadAndCanonical(_ tolerated: ToleratedFixture) throws {
+        let bytes = try tolerated.fixture.bytes()
+        let error = #expect(throws: PlaylistParseError.self) { try PlaylistParser().parse(bytes) }
+        #expect(error?.code.name == tolerated.strictCode && error?.line == tolerated.line, "\(String(describing: error))")
+        let (playlist, deviations) = try PlaylistParser().parseTolerating(bytes)
+        #expect(deviations.map { "\($0.rule.rawValue)@\($0.line)" } == ["\(tolerated.rule)@\(tolerated.line)"], "\(deviations)")
+        let canonical = try PlaylistParser().parse(PlaylistSerializer.serialize(playlist))
+        #expect(canonical == playlist)
+        #expect(PlaylistValidator.validate(canonical).isEmpty, "\(PlaylistValidator.validate(canonical))")
+    }
+
+    @Test("tolerated/ holds exactly the files its MANIFEST.tsv lists")
+    func toleratedManifestMatchesFolder() {
+        #expect(Set(ToleratedFixture.all().map(\.fixture.name)) == Set(Fixture.all("tolerated").map(\.name)))
+        #expect(ToleratedFixture.all().count >= 6)
     }
 
     @Test("every file in invalid/ is listed in MANIFEST.tsv, and every listed file exists")

@@ -272,14 +272,15 @@ private func expectCleanMultivariant(_ text: String, sourceLocation: SourceLocat
     }
 
     @Test func b9_fragmentedSegmentsWithoutMap() throws {
-        try expectOnly("B9", at: .segment(0), in: vod(segments(2, ext: "m4s")))
+        // Inferred from the extension, so a warning (issue 13).
+        try expectOnly("B9", .warning, at: .segment(0), in: vod(segments(2, ext: "m4s")))
         try expectClean(vod("#EXT-X-MAP:URI=\"init.mp4\"\n" + segments(2, ext: "m4s"), version: 6))
     }
 
     @Test func b9_mapOnlyAfterTheHead() throws {
         let map = "#EXT-X-MAP:URI=\"init.mp4\"\n"
         let second = "#EXTINF:5.005,\nb.cmfv\n"
-        try expectOnly("B9", at: .segment(0), in: vod("#EXTINF:5.005,\na.ts\n" + map + second, version: 6))
+        try expectOnly("B9", .warning, at: .segment(0), in: vod("#EXTINF:5.005,\na.ts\n" + map + second, version: 6))
         try expectClean(vod(map + "#EXTINF:5.005,\na.ts\n" + second, version: 6))
     }
 
@@ -428,6 +429,17 @@ private func expectCleanMultivariant(_ text: String, sourceLocation: SourceLocat
         let range = "#EXT-X-DATERANGE:ID=\"a\",START-DATE=\"\(date)\"\n"
         try expectOnly("D7", at: .dateRange(id: "a"), in: vod(range + segments(2)))
         try expectClean(vod(range + "#EXT-X-PROGRAM-DATE-TIME:\(date)\n" + segments(2)))
+    }
+
+    @Test("D2 and D7 do not fire on a delta update, whose skipped segments held the date and the START-DATE")
+    func d2d7_deltaUpdate() throws {
+        let header = "#EXT-X-SERVER-CONTROL:CAN-SKIP-UNTIL=36.0,CAN-SKIP-DATERANGES=YES\n#EXT-X-MEDIA-SEQUENCE:20\n"
+        let body = "#EXT-X-DATERANGE:ID=\"a\",END-DATE=\"2026-11-21T17:01:00.000Z\"\n" + segments(8)
+        let skip = "#EXT-X-SKIP:SKIPPED-SEGMENTS=10,RECENTLY-REMOVED-DATERANGES=\"\"\n"
+        try expectClean(live(skip + body, version: 10, header: header))
+        // The same tags in a full playlist break both rules.
+        let issues = PlaylistValidator.validate(try media(live(body, version: 3, header: header)))
+        #expect(issues.map(\.rule).sorted() == ["D2", "D7"], "\(issues)")
     }
 
     @Test func d8_sameIDTagsDisagree() throws {

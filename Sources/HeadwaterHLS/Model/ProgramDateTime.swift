@@ -1,5 +1,6 @@
 /// An absolute date as written in `EXT-X-PROGRAM-DATE-TIME` and `EXT-X-DATERANGE` (ISO 8601 /
-/// RFC 3339), with millisecond precision and the writer's time zone kept.
+/// RFC 3339), with millisecond precision and the writer's time zone kept; a date written with
+/// microseconds keeps them, so that it is written back as it came (`fmt` never changes meaning).
 ///
 /// Held as milliseconds since the Unix epoch so that date arithmetic (PDT + Σ EXTINF, DATERANGE
 /// START-DATE from a splice PTS) is exact integer arithmetic, without Foundation.
@@ -18,21 +19,63 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
     public var millisecondsSinceEpoch: Int64
     /// The zone used when writing the date; it does not change the instant.
     public var zone: Zone
+    /// The instant to the microsecond, when the date was written (or computed) with more than
+    /// millisecond precision; `nil` otherwise. It is used only while it still rounds to
+    /// ``millisecondsSinceEpoch`` (setting that property directly drops the extra precision).
+    public private(set) var microsecondsSinceEpoch: Int64?
 
     public init(millisecondsSinceEpoch: Int64, zone: Zone = .utc) {
         self.millisecondsSinceEpoch = millisecondsSinceEpoch
         self.zone = zone
     }
 
+    /// A date with microsecond precision, written with six decimals.
+    public init(microsecondsSinceEpoch: Int64, zone: Zone = .utc) {
+        self.millisecondsSinceEpoch = Self.roundedToMilliseconds(microsecondsSinceEpoch)
+        self.microsecondsSinceEpoch = microsecondsSinceEpoch
+        self.zone = zone
+    }
+
+    /// The extra precision, if it still belongs to ``millisecondsSinceEpoch``.
+    private var precise: Int64? {
+        guard let microsecondsSinceEpoch, Self.roundedToMilliseconds(microsecondsSinceEpoch) == millisecondsSinceEpoch
+        else { return nil }
+        return microsecondsSinceEpoch
+    }
+
+    /// The instant in microseconds.
+    private var instant: Int64 { precise ?? millisecondsSinceEpoch.multipliedReportingOverflow(by: 1000).partialValue }
+
+    /// Microseconds rounded half up to milliseconds (floor division, so dates before 1970 round alike).
+    private static func roundedToMilliseconds(_ us: Int64) -> Int64 {
+        let shifted = us.addingReportingOverflow(500).partialValue
+        let quotient = shifted / 1000
+        return shifted % 1000 < 0 ? quotient - 1 : quotient
+    }
+
     /// Two dates are ordered by instant only.
     public static func < (lhs: ProgramDateTime, rhs: ProgramDateTime) -> Bool {
-        lhs.millisecondsSinceEpoch < rhs.millisecondsSinceEpoch
+        lhs.instant < rhs.instant
+    }
+
+    /// The same instant written in the same zone (`.123Z` equals `.123000Z`).
+    public static func == (lhs: ProgramDateTime, rhs: ProgramDateTime) -> Bool {
+        lhs.instant == rhs.instant && lhs.zone == rhs.zone
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(instant)
+        hasher.combine(zone)
     }
 
     /// The date `duration` later (rounded to the millisecond, half up), in the same zone. Saturates
     /// instead of trapping: a hostile playlist can extrapolate a date past the 64-bit range.
     public func adding(_ duration: HLSDuration) -> ProgramDateTime {
         let us = duration.microseconds
+        if let precise {
+            let (sum, overflow) = precise.addingReportingOverflow(us)
+            if !overflow { return ProgramDateTime(microsecondsSinceEpoch: sum, zone: zone) }
+        }
         let ms = us >= 0 ? (us / 2 + 250) / 500 : -((-(us / 2) + 250) / 500)  // rounded half up, no overflow
         let (sum, overflow) = millisecondsSinceEpoch.addingReportingOverflow(ms)
         return ProgramDateTime(millisecondsSinceEpoch: overflow ? (ms > 0 ? .max : .min) : sum, zone: zone)
@@ -40,7 +83,8 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
 
     /// The signed duration from `other` to `self`.
     public func duration(since other: ProgramDateTime) -> HLSDuration {
-        .milliseconds(millisecondsSinceEpoch - other.millisecondsSinceEpoch)
+        if precise != nil || other.precise != nil { return HLSDuration(microseconds: instant &- other.instant) }
+        return .milliseconds(millisecondsSinceEpoch - other.millisecondsSinceEpoch)
     }
 
     // MARK: Parsing
@@ -74,27 +118,27 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
             hour <= 23, minute <= 59, second <= 60
         else { return nil }
         var i = 19
-        var millis = 0
+        var micros = 0
+        var fractionDigits = 0
         if i < b.count, b[i] == UInt8(ascii: ".") {
             i += 1
-            var count = 0
             var roundUp = false
             while i < b.count, b[i] &- 48 <= 9 {
-                if count < 3 {
-                    millis = millis * 10 + Int(b[i] &- 48)
-                } else if count == 3 {
-                    roundUp = b[i] >= 53  // rounded half up to the millisecond
+                if fractionDigits < 6 {
+                    micros = micros * 10 + Int(b[i] &- 48)
+                } else if fractionDigits == 6 {
+                    roundUp = b[i] >= 53  // rounded half up to the microsecond
                 }
-                count += 1
+                fractionDigits += 1
                 i += 1
             }
-            guard count > 0 else { return nil }
-            var scale = count
-            while scale < 3 {
-                millis *= 10
+            guard fractionDigits > 0 else { return nil }
+            var scale = fractionDigits
+            while scale < 6 {
+                micros *= 10
                 scale += 1
             }
-            if roundUp { millis += 1 }
+            if roundUp { micros += 1 }
         }
         var zone = Zone.unspecified
         if i < b.count {
@@ -116,18 +160,21 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
         }
         guard i == b.count else { return nil }
         let days = Self.daysFromCivil(year: year, month: month, day: day)
-        let localMilliseconds = (Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second)) * 1000 + Int64(millis)
-        // A leap second or millisecond rounding may carry into the next day; the result must still be
-        // writable with a four-digit year.
-        guard localMilliseconds < Self.year10000 else { return nil }
+        let localMicroseconds = (Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second)) * 1_000_000 + Int64(micros)
+        // A leap second or rounding may carry into the next day; the result must still be writable
+        // with a four-digit year.
+        guard roundedToMilliseconds(localMicroseconds) < Self.year10000 else { return nil }
         var offset: Int64 = 0
-        if case .offset(let minutes) = zone { offset = Int64(minutes) * 60_000 }
-        return ProgramDateTime(millisecondsSinceEpoch: localMilliseconds - offset, zone: zone)
+        if case .offset(let minutes) = zone { offset = Int64(minutes) * 60_000_000 }
+        // Up to three decimals are milliseconds exactly; more keep their microseconds.
+        if fractionDigits > 3 { return ProgramDateTime(microsecondsSinceEpoch: localMicroseconds - offset, zone: zone) }
+        return ProgramDateTime(millisecondsSinceEpoch: (localMicroseconds - offset) / 1000, zone: zone)
     }
 
     // MARK: Formatting
 
-    /// Canonical text: `2026-11-21T17:36:00.000Z` (always milliseconds; the stored zone).
+    /// Canonical text: `2026-11-21T17:36:00.000Z` (milliseconds, or microseconds for a date that has
+    /// them, `…:00.000250Z`; the stored zone).
     public var description: String {
         var bytes: [UInt8] = []
         write(into: &bytes)
@@ -150,6 +197,22 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
             msOfDay += 86_400_000
             days -= 1
         }
+        // The microseconds within the day, when written with them: the rounded milliseconds above
+        // may be one more than the truncated ones (`.000600` rounds to `.001`), so the date's fields
+        // come from the microseconds themselves.
+        var usOfDay: Int64?
+        if let precise {
+            let localUS = precise &+ Int64(offsetMinutes) * 60_000_000
+            var d = localUS / 86_400_000_000
+            var us = localUS % 86_400_000_000
+            if us < 0 {
+                us += 86_400_000_000
+                d -= 1
+            }
+            days = d
+            msOfDay = us / 1000
+            usOfDay = us
+        }
         let (year, month, day) = Self.civilFromDays(Int(days))
         if year >= 0 && year <= 9999 {
             writer.appendPadded(UInt64(year), width: 4)
@@ -169,7 +232,11 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
         writer.append(UInt8(ascii: ":"))
         writer.appendPadded(ms / 1000 % 60, width: 2)
         writer.append(UInt8(ascii: "."))
-        writer.appendPadded(ms % 1000, width: 3)
+        if let usOfDay {
+            writer.appendPadded(UInt64(usOfDay % 1_000_000), width: 6)
+        } else {
+            writer.appendPadded(ms % 1000, width: 3)
+        }
         switch zone {
         case .utc:
             writer.append(UInt8(ascii: "Z"))

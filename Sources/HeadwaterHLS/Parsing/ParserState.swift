@@ -178,7 +178,7 @@ struct ParserState {
                 tolerate(.lineWhitespace, "leading or trailing whitespace; trimmed")
             }
         }
-        if first != UInt8(ascii: "#") {
+        if bytes[range.lowerBound] != UInt8(ascii: "#") {
             try uri(range)
             return
         }

@@ -4,16 +4,19 @@ extension PlaylistValidator {
     static func checkDateRanges(_ playlist: MediaPlaylist, into report: inout IssueReport) {
         let groups = DateRangeGroup.groups(in: playlist)
         guard let first = groups.first else { return }
-        if !playlist.segments.contains(where: { $0.tags.programDateTime != nil }) {
+        // A delta update (EXT-X-SKIP) leaves out the skipped segments' tags: the PROGRAM-DATE-TIME
+        // (D7) and a range's first tag with its START-DATE (D2) may be among them.
+        let isDelta = playlist.skip != nil
+        if !isDelta, !playlist.segments.contains(where: { $0.tags.programDateTime != nil }) {
             report.error(
                 "D7",
                 "EXT-X-DATERANGE \"\(first.id)\" in a playlist without EXT-X-PROGRAM-DATE-TIME; date ranges need at least one",
                 at: .dateRange(id: first.id))
         }
-        for group in groups { check(group, into: &report) }
+        for group in groups { check(group, isDelta: isDelta, into: &report) }
     }
 
-    private static func check(_ group: DateRangeGroup, into report: inout IssueReport) {
+    private static func check(_ group: DateRangeGroup, isDelta: Bool, into report: inout IssueReport) {
         let here = PlaylistLocation.dateRange(id: group.id)
         let name = "EXT-X-DATERANGE \"\(group.id)\""
         if group.id.isEmpty {
@@ -21,7 +24,7 @@ extension PlaylistValidator {
         }
 
         // D2: the first tag of an ID carries START-DATE.
-        if group.tags[0].startDate == nil {
+        if group.tags[0].startDate == nil, !isDelta {
             let later = group.tags.dropFirst().contains { $0.startDate != nil } ? " (a later tag has it)" : ""
             report.error(
                 "D2", "\(name) first appears without START-DATE\(later); the first tag of an ID must carry it", at: here

@@ -103,10 +103,14 @@ extension PlaylistValidator {
         }
     }
 
+    /// A warning, not an error: whether a segment is fragmented MP4 is inferred from its URI's
+    /// extension or from a MAP elsewhere in the playlist, and only the segment's bytes could tell.
     private static func reportMissingMap(from start: Int, to end: Int, into report: inout IssueReport) {
         let which = start == end ? "segment \(start) has" : "segments \(start)–\(end) have"
-        report.error(
-            "B9", "\(which) no EXT-X-MAP in effect; every fragmented MP4 segment must have one", at: .segment(start))
+        report.warning(
+            "B9",
+            "\(which) no EXT-X-MAP in effect and look like fragmented MP4 (by extension or a MAP elsewhere); a fragmented MP4 segment must have one",
+            at: .segment(start))
     }
 
     private static func checkMap(

@@ -105,6 +105,7 @@ struct LocationOrder {
         case .rendition(let index): return (2, index, 0)
         case .variant(let index): return (3, index, 0)
         case .iFrameVariant(let index): return (4, index, 0)
+        case .line(let line): return (0, line, 1)
         }
     }
 }

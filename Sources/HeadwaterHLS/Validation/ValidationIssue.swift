@@ -44,6 +44,8 @@ public enum PlaylistLocation: Sendable, Hashable {
     case rendition(Int)
     /// `iFrameVariants[index]`.
     case iFrameVariant(Int)
+    /// A 1-based line of the text, for rules checked on the text (A13).
+    case line(Int)
 }
 
 extension SourceMap {
@@ -57,6 +59,7 @@ extension SourceMap {
         case .variant(let index): return variants.indices.contains(index) ? variants[index] : 1
         case .rendition(let index): return renditions.indices.contains(index) ? renditions[index] : 1
         case .iFrameVariant: return 1
+        case .line(let line): return line
         }
     }
 }
