@@ -16,6 +16,7 @@ public import ServiceLifecycle
 /// - `fetch` mode downloads each new segment (and init section) into the segment store, probes it
 ///   for the generated multivariant playlist's CODECS, and lists it once complete. `reference`
 ///   mode lists segments under their absolute upstream URLs and downloads nothing.
+/// - Playlists are read tolerating the deviations players accept (counted, served canonical).
 /// - Failures (HTTP errors, timeouts, refused connections, malformed playlists) are retried with
 ///   capped exponential backoff and jitter, counted by kind (``counters``), and logged when the
 ///   state changes, not at every retry. The last good window keeps being served meanwhile. A media
@@ -39,17 +40,20 @@ public final class PullChannelSource: Service, Sendable {
     let clock: any WallClock
     let logger: Logger
     let countersBox = NIOLockedValueBox(PullCounters())
+    /// What the upstream's playlists deviate in (tolerated, counted, each rule logged once).
+    public let deviations: OriginMetrics.IngestDeviations
 
     /// Sets up the channel: its store directory `{stateDirectory}/pull/{name}` and a `starting`
     /// snapshot in `registry`. Nothing is fetched before ``run()``.
     ///
     /// - Parameter httpClient: shared by every pull source; its owner shuts it down after they end.
+    /// - Parameter metrics: where ingest, refusals, tolerated deviations and renders are counted.
     /// - Throws: ``PushError`` (400) for a URL that does not parse, (500) when the store directory
     ///   cannot be created.
     public init(
         channel: HeadwaterConfiguration.Channel, source: HeadwaterConfiguration.Channel.PullSource,
         stateDirectory: String, runTag: String, registry: ChannelRegistry, clock: any WallClock, logger: Logger,
-        httpClient: HTTPClient, stall: StallPolicy = .init()
+        httpClient: HTTPClient, stall: StallPolicy = .init(), metrics: OriginMetrics = .current
     ) throws(PushError) {
         guard let entry = URL(string: source.url), entry.scheme == "http" || entry.scheme == "https",
             entry.host() != nil
@@ -61,7 +65,8 @@ public final class PullChannelSource: Service, Sendable {
         self.windowed = try WindowedChannel.open(
             channel: channel, sourceType: "pull", targetDuration: source.targetDuration, stateDirectory: stateDirectory,
             runTag: runTag, stall: stall, listsRemoteSegments: source.mode == .reference, registry: registry,
-            clock: clock, logger: logger)
+            clock: clock, logger: logger, metrics: metrics)
+        self.deviations = OriginMetrics.IngestDeviations(channel: channel.name, metrics: metrics, logger: logger)
         self.source = source
         self.windowSeconds = channel.windowSeconds
         self.entry = entry
@@ -69,6 +74,7 @@ public final class PullChannelSource: Service, Sendable {
         self.upstream = Upstream(client: httpClient, timeoutMilliseconds: source.timeoutMilliseconds)
         self.clock = clock
         self.logger = logger
+        countersBox.withLockedValue { $0.export(to: metrics, channel: channel.name) }
     }
 
     /// What was fetched, and failures by kind.
@@ -98,7 +104,7 @@ public final class PullChannelSource: Service, Sendable {
             do throws(PullFailure) {
                 let bytes = try await upstream.fetch(entry, limit: Self.maxPlaylistBytes)
                 let playlist: Playlist
-                do { playlist = try PlaylistParser().parse(bytes) } catch {
+                do { playlist = try deviations.parse(bytes, path: "\(entry)") } catch {
                     throw PullFailure(.malformedPlaylist, "\(entry): \(error.description)")
                 }
                 count { $0.playlistsFetched += 1 }

@@ -13,6 +13,9 @@ import Darwin
 /// Push ingest for every `source.type: push` channel: checks credentials and paths, stores
 /// uploads, feeds each channel's ``PushWindow`` and publishes its snapshots to the registry.
 ///
+/// Playlists are read tolerantly (``OriginMetrics/IngestDeviations``): the forms encoders write
+/// that players accept are taken, counted and served canonical; broken ones are refused with 422.
+///
 /// Thread-safe: each channel's window sits behind its own lock, held only for the pure state
 /// change and the render of the new version (never for file I/O), and snapshots are published
 /// under it so versions reach the registry in order. As a `Service`, it expires removed segments
@@ -92,14 +95,16 @@ public final class PushIngest: Service, Sendable {
                     window.reconfigure(windowSeconds: channel.windowSeconds, stall: stall)
                     return PushWindow.Outcome()
                 }
-                next[channel.name] = PushChannel(source: source, token: token, windowed: existing.windowed)
+                next[channel.name] = PushChannel(
+                    source: source, token: token, windowed: existing.windowed, deviations: existing.deviations)
                 continue
             }
             let windowed = try WindowedChannel.open(
                 channel: channel, sourceType: "push", targetDuration: source.targetDuration,
                 stateDirectory: stateDirectory, runTag: runTag, stall: stall, registry: registry, clock: clock,
                 logger: logger, metrics: metrics)
-            next[channel.name] = PushChannel(source: source, token: token, windowed: windowed)
+            let deviations = OriginMetrics.IngestDeviations(channel: channel.name, metrics: metrics, logger: logger)
+            next[channel.name] = PushChannel(source: source, token: token, windowed: windowed, deviations: deviations)
         }
         channelsBox.withLockedValue { $0 = next }
         for (name, removed) in current where next[name] == nil {
@@ -219,7 +224,7 @@ public final class PushIngest: Service, Sendable {
     func received(_ channel: PushChannel, _ path: PushPath, bytes: [UInt8]) throws(PushError) {
         let playlist: Playlist
         do {
-            playlist = try PlaylistParser().parse(bytes)
+            playlist = try channel.deviations.parse(bytes, path: path.description)
         } catch {
             throw rejected(
                 PushError(status: 422, "\(path): \(error.description)", reason: .malformedPlaylist), channel: channel)
@@ -273,12 +278,18 @@ final class PushChannel: Sendable {
     /// `nil` when the token variable was unset at start: push is disabled.
     let token: [UInt8]?
     let windowed: WindowedChannel
+    /// What its encoder's playlists deviate in: kept across reloads, so each rule is logged once.
+    let deviations: OriginMetrics.IngestDeviations
 
     var name: String { windowed.name }
 
-    init(source: HeadwaterConfiguration.Channel.PushSource, token: [UInt8]?, windowed: WindowedChannel) {
+    init(
+        source: HeadwaterConfiguration.Channel.PushSource, token: [UInt8]?, windowed: WindowedChannel,
+        deviations: OriginMetrics.IngestDeviations
+    ) {
         self.source = source
         self.token = token
         self.windowed = windowed
+        self.deviations = deviations
     }
 }

@@ -7,7 +7,8 @@ public import ServiceLifecycle
 /// playlists into a folder, and Headwater serves them through its own live window, exactly as if
 /// they had been pushed (numbering, restarts, C7 retention, the generated multivariant playlist).
 ///
-/// - A playlist is read when it changes. One that does not parse (caught mid-write by a packager
+/// - A playlist is read when it changes, tolerating the deviations players accept (counted, served
+///   canonical). One that does not parse (caught mid-write by a packager
 ///   writing in place) is counted and retried on its next change; nothing already published changes.
 /// - A segment is taken only once a playlist lists it (a packager lists a segment after writing
 ///   it), and is hard-linked into the segment store (copied across file systems) before it is
@@ -33,6 +34,8 @@ public final class DirectoryChannelSource: Service, Sendable {
     let clock: any WallClock
     let logger: Logger
     let follower: NIOLockedValueBox<DirectoryFollower>
+    /// What the packager's playlists deviate in (tolerated, counted, each rule logged once).
+    public let deviations: OriginMetrics.IngestDeviations
 
     /// Largest prefix of a segment read to probe its codecs (a growing single file is not read whole).
     static let probeLimit = 4 << 20
@@ -41,18 +44,20 @@ public final class DirectoryChannelSource: Service, Sendable {
     /// snapshot in `registry`. The packager's folder need not exist yet.
     ///
     /// - Parameter watch: `.polling` to rely on rescans alone (tests; file systems without inotify).
+    /// - Parameter metrics: where ingest, refusals, tolerated deviations and renders are counted.
     /// - Throws: ``PushError`` (500) when the store directory cannot be created.
     public init(
         channel: HeadwaterConfiguration.Channel, source: HeadwaterConfiguration.Channel.DirectorySource,
         stateDirectory: String, runTag: String, registry: ChannelRegistry, clock: any WallClock, logger: Logger,
-        watch: WatchMode = .inotify, stall: StallPolicy = .init()
+        watch: WatchMode = .inotify, stall: StallPolicy = .init(), metrics: OriginMetrics = .current
     ) throws(PushError) {
         var logger = logger
         logger[metadataKey: "hls.channel.id"] = "\(channel.name)"
         self.windowed = try WindowedChannel.open(
             channel: channel, sourceType: "directory", targetDuration: source.targetDuration,
             stateDirectory: stateDirectory, runTag: runTag, stall: stall, registry: registry, clock: clock,
-            logger: logger)
+            logger: logger, metrics: metrics)
+        self.deviations = OriginMetrics.IngestDeviations(channel: channel.name, metrics: metrics, logger: logger)
         self.source = source
         self.watchMode = watch
         self.clock = clock
@@ -98,7 +103,7 @@ public final class DirectoryChannelSource: Service, Sendable {
     @discardableResult
     func scan() -> [String]? {
         follower.withLockedValue { follower in
-            follower.scan(source.path, into: windowed, clock: clock, logger: logger)
+            follower.scan(source.path, into: windowed, deviations: deviations, clock: clock, logger: logger)
         }
     }
 }

@@ -14,7 +14,10 @@ struct DirectoryFollower: Sendable {
     var loggedCopy = false
 
     /// One scan of `root`. Returns the subdirectories read, or `nil` when `root` cannot be read.
-    mutating func scan(_ root: String, into channel: WindowedChannel, clock: any WallClock, logger: Logger) -> [String]? {
+    mutating func scan(
+        _ root: String, into channel: WindowedChannel, deviations: OriginMetrics.IngestDeviations, clock: any WallClock,
+        logger: Logger
+    ) -> [String]? {
         guard let listing = DirectoryListing.read(root) else {
             if !folderMissing { logger.warning("cannot read the source directory \(root); waiting for it") }
             folderMissing = true
@@ -30,14 +33,15 @@ struct DirectoryFollower: Sendable {
         for (path, status) in listing.files.sorted(by: { $0.key < $1.key })
         where path.hasSuffix(".m3u8") && playlists[path] != status {
             playlists[path] = status
-            read(path, root: root, into: channel, clock: clock, logger: logger)
+            read(path, root: root, into: channel, deviations: deviations, clock: clock, logger: logger)
         }
         return listing.directories
     }
 
     /// Reads and follows the playlist at `path`; a media playlist's listed files are stored first.
     private mutating func read(
-        _ path: String, root: String, into channel: WindowedChannel, clock: any WallClock, logger: Logger
+        _ path: String, root: String, into channel: WindowedChannel, deviations: OriginMetrics.IngestDeviations,
+        clock: any WallClock, logger: Logger
     ) {
         let limit = PushIngest.maxPlaylistBytes
         // Empty: just truncated by a packager about to write it (it changes again at once).
@@ -49,7 +53,7 @@ struct DirectoryFollower: Sendable {
             }
             let playlist: Playlist
             do {
-                playlist = try PlaylistParser().parse(bytes)
+                playlist = try deviations.parse(bytes, path: path)
             } catch {
                 throw channel.rejected(
                     PushError(status: 422, "\(path): \(error.description)", reason: .malformedPlaylist))
