@@ -173,21 +173,28 @@ extension BreakTracker {
     }
 
     /// The ad signals on segment `msn`.
+    ///
+    /// Ad markers are read by what they mean (``AdMarker/role``, ``AdMarker/plannedDuration``), not by
+    /// their syntax, so every dialect the parser reads into a marker (Elemental, Google DAI,
+    /// MediaTailor, Adobe, threefive, Wowza, Harmonic) calls a break exactly as the canonical form does.
     func cues(in tags: SegmentTags, msn: UInt64) -> SegmentCues {
         var cues = SegmentCues()
         for range in tags.dateRanges { dateRangeSignals(range, msn: msn, into: &cues) }
         for marker in tags.adMarkers {
-            switch marker {
-            case .cueOut(let cueOut):
-                cues.signals.append(
-                    CueSignal(action: .start, tag: AdMarker.cueOutTag, plannedDuration: Self.positive(cueOut.duration)))
-            case .cueIn:
-                cues.signals.append(CueSignal(action: .end, tag: AdMarker.cueInTag))
-            case .cueOutContinuation:
+            if case .scte35(let attributes) = marker {
+                scte35TagSignals(attributes, marker: marker, msn: msn, into: &cues)
+                continue
+            }
+            let tag = Self.tagName(of: marker)
+            switch marker.role {
+            case .start:
+                cues.signals.append(CueSignal(action: .start, tag: tag, plannedDuration: Self.positive(marker.plannedDuration)))
+            case .end:
+                cues.signals.append(CueSignal(action: .end, tag: tag))
+            case .continuation:
                 cues.isContinuation = true
-            case .oatclsSCTE35(let base64):
-                let tag = AdMarker.oatclsTag
-                guard
+            case .cue:
+                guard let base64 = marker.scte35Base64,
                     let (section, bytes) = Self.decode(
                         { () throws(SCTE35Error) in try SpliceInfoSection(base64: base64) }, tag: tag, msn: msn,
                         context: "", into: &cues)
@@ -196,21 +203,33 @@ extension BreakTracker {
                     signal.repeatsOnContinuation = true
                     cues.signals.append(signal)
                 }
-            case .scte35(let attributes):
-                scte35TagSignals(attributes, msn: msn, into: &cues)
-            case .asset:
+            case .metadata:
                 continue
             }
         }
         return cues
     }
 
+    /// The marker's tag name, for events and metric labels (a bounded set).
+    static func tagName(of marker: AdMarker) -> String {
+        switch marker {
+        case .cueOut: return AdMarker.cueOutTag
+        case .cueOutContinuation: return AdMarker.cueOutContinuationTag
+        case .cueIn: return AdMarker.cueInTag
+        case .oatclsSCTE35: return AdMarker.oatclsTag
+        case .scte35: return AdMarker.scte35Tag
+        case .asset: return AdMarker.assetTag
+        }
+    }
+
     /// `#EXT-X-SCTE35:CUE="<base64>"[,CUE-OUT=YES|CUE-IN=YES|CUE-OUT=CONT]` (H6): the cue decides;
-    /// without one (or with a cue that says nothing about breaks) the `CUE-OUT`/`CUE-IN` attribute does.
-    private func scte35TagSignals(_ attributes: AttributeList, msn: UInt64, into cues: inout SegmentCues) {
+    /// without one (or with a cue that says nothing about breaks) the marker's ``AdMarker/role`` does
+    /// (`CUE-OUT`/`CUE-IN`, or `TYPE=OUT`/`IN`).
+    private func scte35TagSignals(
+        _ attributes: AttributeList, marker: AdMarker, msn: UInt64, into cues: inout SegmentCues
+    ) {
         let tag = AdMarker.scte35Tag
-        let out = attributes.string("CUE-OUT")?.uppercased()
-        let continuation = out == "CONT"
+        let continuation = attributes.string("CUE-OUT")?.uppercased() == "CONT"
         if continuation { cues.isContinuation = true }
         var found: [CueSignal] = []
         var bytes: [UInt8]?
@@ -224,13 +243,15 @@ extension BreakTracker {
             found = Self.signals(of: section, bytes: cue, tag: tag)
         }
         if found.isEmpty, !continuation {
-            if out == "YES" {
-                found = [
-                    CueSignal(
-                        action: .start, tag: tag, plannedDuration: Self.positive(attributes.decimal("DURATION")), cue: bytes)
-                ]
-            } else if attributes.string("CUE-IN")?.uppercased() == "YES" {
+            // With a CUE the role is `.cue`; what the attributes alone say is the role without it.
+            let bare = AttributeList(attributes.attributes.filter { $0.name != "CUE" })
+            switch AdMarker.scte35(bare).role {
+            case .start:
+                found = [CueSignal(action: .start, tag: tag, plannedDuration: Self.positive(marker.plannedDuration), cue: bytes)]
+            case .end:
                 found = [CueSignal(action: .end, tag: tag, cue: bytes)]
+            case .continuation, .cue, .metadata:
+                break
             }
         }
         for var signal in found {
