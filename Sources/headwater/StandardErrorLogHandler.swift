@@ -56,8 +56,8 @@ struct StandardErrorLogHandler: LogHandler {
         if dropped > 0 {
             text += Self.line(
                 level: .warning, label: label, metadata: [:], source: event.source,
-                message: "\(dropped) more lines from \(site.file):\(site.line) were dropped in the last "
-                    + "\(limit.window) (log rate limit: \(limit.burst) per call site)",
+                message: "\(dropped) more lines from \(site.file):\(site.line) were dropped "
+                    + "(log rate limit: \(limit.burst) per call site per \(limit.window))",
                 journal: journal)
         }
         text += Self.line(

@@ -187,6 +187,42 @@ extension RealClients {
             return (process, port)
         }
 
+        /// A warning some request can trigger, here a static file that is a symbolic-link loop
+        /// (`open` fails with ELOOP: "cannot open static file"), logged at request rate: the
+        /// journal gets at most 20 of them per 10 s, however many requests come, and the count of
+        /// the others with the first line of the next window.
+        @Test("a warning logged per request reaches standard error at most 20 times per 10 s")
+        func requestDrivenWarningsAreRateLimited() throws {
+            let (directory, config) = try Self.configuration(server: ["access_log: off", "public: public"])
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let publicDirectory = directory.appendingPathComponent("public")
+            try FileManager.default.createDirectory(at: publicDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: publicDirectory.appendingPathComponent("loop").path, withDestinationPath: "loop")
+            let log = directory.appendingPathComponent("stderr.log")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            var status = stat()
+            try #require(stat(log.path, &status) == 0)
+            let (server, port) = try Self.serve(config: config, log: log, journalStream: "\(status.st_dev):\(status.st_ino)")
+            defer { if server.isRunning { server.terminate() } }
+            var notFound = 0
+            for _ in 0..<300 where ServeCommandTests.get(port: port, path: "/loop").hasPrefix("HTTP/1.1 404") { notFound += 1 }
+            // The next window: the next warning comes with the count of those dropped.
+            Thread.sleep(forTimeInterval: 10.5)
+            #expect(ServeCommandTests.get(port: port, path: "/loop").hasPrefix("HTTP/1.1 404"))
+            server.terminate()
+            server.waitUntilExit()
+            #expect(notFound == 300, "each request answered 404")
+            let warnings = Self.read(log).split(separator: "\n").filter { $0.contains("cannot open static file") }
+            #expect(warnings.count == 21, "\(warnings.count) warnings for 301 requests")
+            let dropped = Self.read(log).split(separator: "\n").filter { $0.contains(" more lines from ") }
+            #expect(dropped.count == 1 && dropped[0].hasPrefix("<4>warning headwater :"), "\(dropped)")
+            #expect(
+                dropped.first?.contains("280 more lines from HeadwaterHTTP/OriginResponder.swift:") == true
+                    && dropped.first?.hasSuffix("were dropped (log rate limit: 20 per call site per 10.0 seconds)") == true,
+                "\(dropped)")
+            #expect(warnings.allSatisfy { $0.hasPrefix("<4>warning headwater :") && $0.contains("error.type=errno \(ELOOP)") }, "\(warnings.prefix(3))")
+        }
+
         @Test("priorities (<6>, <5>, <3>) when standard error is the journal; a time stamp when it is not")
         func journalPriorities() throws {
             let (directory, config) = try Self.configuration(server: ["access_log: off"])
