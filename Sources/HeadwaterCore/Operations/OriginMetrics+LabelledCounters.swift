@@ -1,4 +1,4 @@
-public import Prometheus
+import Prometheus
 
 extension OriginMetrics {
     /// One counter of a metric for every value of a label whose values are known in advance
