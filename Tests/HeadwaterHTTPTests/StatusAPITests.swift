@@ -1,11 +1,18 @@
 import AsyncHTTPClient
 import Foundation
 import HeadwaterCore
+import HeadwaterHLS
 @testable import HeadwaterHTTP
+import HeadwaterStitching
+import Logging
 import NIOCore
 import NIOHTTP1
 import Synchronization
 import Testing
+
+/// The repository, for the committed demo package and ad configuration.
+private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
 
 /// A wall clock the test moves.
 final class StatusTestClock: WallClock {
@@ -110,6 +117,7 @@ struct StatusAPITests {
 
             let json = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
             #expect(Set(json.keys) == ["generatedAt", "server", "channels"])
+            #expect(Set((json["server"] as? [String: Any] ?? [:]).keys) == ["version", "uptimeSeconds", "stitchedPlaylists", "beacons"])
             #expect(json["generatedAt"] as? Int64 == Self.now / 1_000)
             let server = try #require(json["server"] as? [String: Any])
             #expect(server["version"] as? String == HeadwaterVersion.current)
@@ -122,6 +130,15 @@ struct StatusAPITests {
             #expect(demo["degradedReason"] == nil)
             // The newest segment of any rendition: v1's, 2.5 s ago (audio's is 4 s old).
             #expect(demo["liveEdgeAgeSeconds"] as? Double == 2.5)
+            // No viewer request yet: zeros over the full minute; no ads on this content.
+            let traffic = try #require(demo["traffic"] as? [String: Any])
+            #expect(traffic["windowSeconds"] as? Int == 60)
+            #expect(traffic["requests"] as? Int == 0)
+            #expect(traffic["requestsPerSecond"] as? Double == 0)
+            #expect(demo["sessionsStarted"] == nil)
+            #expect(demo["adsUnfitReason"] == nil)
+            // Nothing stitched yet: no outcome above 0 (some are exported at 0 from the start).
+            #expect((server["stitchedPlaylists"] as? [String: Int])?.values.allSatisfy { $0 == 0 } == true)
             let status = try #require(demo["status"] as? [String: Any])
             #expect(status["source"] as? String == "push")
             #expect(status["targetDuration"] as? Int == 6)
@@ -202,5 +219,215 @@ struct StatusAPITests {
             #expect(post.status == .methodNotAllowed)
             #expect(post.headers.first(name: "Allow") == "GET, HEAD, OPTIONS")
         }
+    }
+}
+
+/// What `/api/status` says about ads and viewers: breaks with their planned and actual ends, a
+/// channel whose ladder the ad configuration does not fit, sessions, stitched-playlist and beacon
+/// outcomes read back from the metrics, and per-channel request rates.
+@Suite("Status API: ads and traffic")
+struct StatusAPIAdsTests {
+    /// 2026-11-21T17:36:00Z, on a minute: the demo schedule's break starts here.
+    static let start: Int64 = 1_795_282_560_000_000
+
+    /// A registry with the looping demo as `demo` (a 20 s break every minute) and as `wide`,
+    /// whose ladder has a rendition (`v9`) no creative has; both published at `start` and 30 s later.
+    static func registry(metrics: OriginMetrics) throws -> ChannelRegistry {
+        let package = try LoopPackage.load(multivariantPath: repository.appendingPathComponent("Public/demo/master.m3u8").path)
+        let ads = try AdConfiguration.load(
+            file: repository.appendingPathComponent("Config/ads.yaml").path,
+            publicDirectory: repository.appendingPathComponent("Public").path, version: 1)
+        let ruleBook = AdRuleBook(ads.ruleSet)
+        let registry = ChannelRegistry()
+        let schedule = try BreakSchedule(every: .seconds(60), duration: .seconds(20))
+        for name in ["demo", "wide"] {
+            registry.setBreaks(
+                ChannelBreaks(channel: name, schedule: schedule, ruleBook: ruleBook, logger: Logger(label: "test"), metrics: metrics),
+                for: name)
+        }
+        for now in [start, start + 30_000_000] {
+            registry.publish(LoopChannel(name: "demo", package: package, windowSeconds: 30, startedAt: 0).snapshot(at: now))
+            var wide = LoopChannel(name: "wide", package: package, windowSeconds: 30, startedAt: 0).snapshot(at: now)
+            var content = try #require(wide.content)
+            content.media["v9"] = content.media["v0"]
+            wide.content = content
+            registry.publish(wide)
+        }
+        return registry
+    }
+
+    static func json(_ response: OriginResponse) throws -> [String: Any] {
+        guard case .bytes(let buffer) = response.body else {
+            Issue.record("not a byte body")
+            return [:]
+        }
+        return try #require(try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any])
+    }
+
+    @Test("breaks carry planned and actual ends; an unfit ladder is flagged with its reason; sessions, stitched and beacon outcomes come from the metrics")
+    func adsInTheDocument() throws {
+        let metrics = OriginMetrics()
+        let registry = try Self.registry(metrics: metrics)
+        metrics.sessionStarted(channel: "demo")
+        metrics.sessionStarted(channel: "demo")
+        metrics.sessionStarted(channel: "demo")
+        metrics.stitchedPlaylist(outcome: "ok")
+        metrics.stitchedPlaylist(outcome: "ok")
+        metrics.stitchedPlaylist(outcome: "forbidden")
+        let now = Self.start + 31_000_000
+        let api = StatusAPI(clock: StatusTestClock(now), startedAt: Self.start, metrics: metrics)
+        let json = try Self.json(api.response(content: registry))
+
+        let server = try #require(json["server"] as? [String: Any])
+        #expect(server["version"] as? String == HeadwaterVersion.current)
+        // `ok` and `forbidden` counted; other outcomes may be exported at 0.
+        let stitched = try #require(server["stitchedPlaylists"] as? [String: Int])
+        #expect(stitched.filter { $0.value > 0 } == ["ok": 2, "forbidden": 1])
+        #expect((server["beacons"] as? [String: Int])?.values.allSatisfy { $0 == 0 } == true)
+
+        let channels = try #require(json["channels"] as? [[String: Any]])
+        #expect(channels.map { $0["name"] as? String } == ["demo", "wide"])
+        let demo = channels[0], wide = channels[1]
+        #expect(demo["sessionsStarted"] as? Int == 3)
+        #expect(demo["adsUnfitReason"] == nil)
+        // The break at 17:36:00 ran its planned 20 s and ended on time: not early.
+        let breaks = try #require(demo["breaks"] as? [[String: Any]])
+        let first = try #require(breaks.first)
+        #expect(first["startedAt"] as? Int64 == Self.start)
+        #expect(first["plannedDurationSeconds"] as? Double == 20)
+        let aired = try #require(first["durationSeconds"] as? Double)
+        #expect(aired >= 20 && aired < 22, "ends at the first segment boundary at or after 20 s: \(aired)")
+        #expect(first["endedAt"] as? Int64 == Self.start + Int64(aired * 1e6))
+        #expect(first["endedEarly"] as? Bool == false)
+        #expect((first["endMediaSequence"] as? Int ?? 0) > (first["startMediaSequence"] as? Int ?? .max))
+
+        // `wide` publishes and plays, but its ads cannot be stitched: flagged, with the reason.
+        #expect(wide["state"] as? String == "live")
+        let reason = try #require(wide["adsUnfitReason"] as? String)
+        #expect(reason.contains("v9"), "\(reason)")
+        #expect(wide["breaks"] == nil)
+        #expect(wide["sessionsStarted"] as? Int == 0)
+
+        // Beacons as the dispatcher's counters appear in the exposition (HeadwaterTracking reports
+        // them through swift-metrics into the same registry), summed over events per outcome.
+        let exposition = """
+            headwater_beacons_total{event="impression",outcome="sent"} 4
+            headwater_beacons_total{event="complete",outcome="sent"} 1
+            headwater_beacons_total{event="impression",outcome="failed"} 2
+            headwater_beacons_total{event="complete",outcome="dropped"} 0
+
+            """
+        let samples = MetricSamples(exposition: Array(exposition.utf8), names: [StatusAPI.beaconsMetric])
+        let document = api.document(content: registry, now: now, samples: samples)
+        #expect(document.server.beacons == ["sent": 5, "failed": 2, "dropped": 0])
+    }
+
+    @Test("a break that ends more than ½ s before its planned end is an early return; on time or late is not")
+    func earlyReturn() {
+        let planned = HLSDuration.seconds(20)
+        #expect(StatusAPI.endedEarly(planned: planned, actual: .milliseconds(12_000)))
+        #expect(StatusAPI.endedEarly(planned: planned, actual: .milliseconds(19_499)))
+        #expect(!StatusAPI.endedEarly(planned: planned, actual: .milliseconds(19_500)))
+        #expect(!StatusAPI.endedEarly(planned: planned, actual: planned))
+        #expect(!StatusAPI.endedEarly(planned: planned, actual: .milliseconds(21_333)))
+    }
+
+    @Test("requests per channel: rates over the last minute by status class, totals since the start, only /live and /ssai")
+    func trafficPerChannel() throws {
+        let traffic = ChannelTraffic()
+        let t: Int64 = 1_795_282_560
+        // 120 requests over the minute before t (2 a second), 6 of them 404s and 3 503s; then 2 more at t.
+        for second in (t - 59)...t {
+            traffic.record(route: "/live/{channel}/{rendition}.m3u8", path: "/live/demo/v1.m3u8", status: 200, at: second)
+            traffic.record(route: "/live/{channel}/{rendition}/{segment}", path: "/live/demo/v1/\(second).ts", status: 200, at: second)
+        }
+        for second in (t - 5)..<t {
+            traffic.record(route: "/live/{channel}/{rendition}/{segment}", path: "/live/demo/v1/9.ts", status: 404, at: second)
+        }
+        traffic.record(route: "/ssai/{channel}/{rendition}.m3u8", path: "/ssai/demo/v1.m3u8?session=x", status: 404, at: t)
+        for _ in 0..<3 { traffic.record(route: "/ssai/{channel}/master.m3u8", path: "/ssai/demo/master.m3u8?device=tv", status: 503, at: t) }
+        // Not a channel's viewer request: not counted.
+        traffic.record(route: "/api/status", path: "/api/status", status: 200, at: t)
+        traffic.record(route: "/ingest/{channel}/{path}", path: "/ingest/demo/v1.m3u8", status: 401, at: t)
+        // Another channel, first seen 10 s ago: its rate is over those 10 s, not diluted over 60.
+        for second in (t - 9)...t {
+            traffic.record(route: "/live/{channel}/master.m3u8", path: "/live/news/master.m3u8", status: 200, at: second)
+        }
+
+        let demo = try #require(traffic.reading(channel: "demo", at: t))
+        #expect(demo.seconds == 60)
+        #expect(demo.total == .init(requests: 129, clientErrors: 6, serverErrors: 3))
+        #expect(demo.recent == demo.total)
+        let document = StatusAPI.traffic(demo)
+        #expect(document.requestsPerSecond == 2.15)
+        #expect(document.clientErrorsPerSecond == 0.1)
+        #expect(document.serverErrorsPerSecond == 0.05)
+        #expect(document.requests == 129)
+
+        let news = try #require(traffic.reading(channel: "news", at: t))
+        #expect(news.seconds == 10)
+        #expect(StatusAPI.traffic(news).requestsPerSecond == 1)
+
+        // 30 s later only the last minute counts (the seconds after t − 30); totals stay.
+        let later = try #require(traffic.reading(channel: "demo", at: t + 30))
+        #expect(later.total.requests == 129)
+        #expect(later.recent == .init(requests: 2 * 30 + 5 + 4, clientErrors: 6, serverErrors: 3))
+        #expect(traffic.reading(channel: "demo", at: t + 61)?.recent == .init())
+        #expect(traffic.reading(channel: "sports", at: t) == nil)
+        #expect(StatusAPI.traffic(nil).windowSeconds == 60)
+        #expect(StatusAPI.traffic(nil).requests == 0)
+
+        // Names that are not channels are dropped at the next document, and never more than the cap are kept.
+        traffic.forget(allBut: ["demo"])
+        #expect(traffic.reading(channel: "news", at: t) == nil)
+        #expect(traffic.reading(channel: "demo", at: t) != nil)
+        for index in 0..<(ChannelTraffic.maxChannels + 10) {
+            traffic.record(route: "/live/{channel}/master.m3u8", path: "/live/junk\(index)/master.m3u8", status: 404, at: t)
+        }
+        #expect(traffic.reading(channel: "junk\(ChannelTraffic.maxChannels + 5)", at: t) == nil)
+        #expect(traffic.reading(channel: "junk0", at: t) != nil)
+    }
+
+    @Test("the traffic a StatusAPI is given appears per channel in its document")
+    func trafficInTheDocument() throws {
+        let metrics = OriginMetrics()
+        let registry = try Self.registry(metrics: metrics)
+        let now = Self.start + 31_000_000
+        let api = StatusAPI(clock: StatusTestClock(now), startedAt: Self.start, metrics: metrics)
+        for _ in 0..<30 {
+            api.traffic.record(route: "/live/{channel}/{rendition}.m3u8", path: "/live/wide/v1.m3u8", status: 200, at: now / 1_000_000)
+        }
+        api.traffic.record(route: "/live/{channel}/{rendition}.m3u8", path: "/live/wide/v9.m3u8", status: 500, at: now / 1_000_000)
+        let channels = try #require(Self.json(api.response(content: registry))["channels"] as? [[String: Any]])
+        let wide = try #require(channels.first { $0["name"] as? String == "wide" }?["traffic"] as? [String: Any])
+        #expect(wide["requests"] as? Int == 31)
+        #expect(wide["serverErrors"] as? Int == 1)
+        #expect(wide["windowSeconds"] as? Int == 1)
+        #expect(wide["requestsPerSecond"] as? Double == 31)
+        #expect(wide["serverErrorsPerSecond"] as? Double == 1)
+        let demo = try #require(channels.first { $0["name"] as? String == "demo" }?["traffic"] as? [String: Any])
+        #expect(demo["requests"] as? Int == 0)
+    }
+
+    @Test("metric samples: labels (escaped values included) and values of the named series only")
+    func metricSamples() {
+        let text = """
+            # HELP headwater_beacons_total Beacons.
+            # TYPE headwater_beacons_total counter
+            headwater_beacons_total{event="impression",outcome="sent"} 7
+            headwater_beacons_total{event="complete",outcome="sent"} 2.0
+            headwater_beacons_total{outcome="failed",event="midpoint"} 1
+            headwater_sessions_started_total{channel="a \\"quoted\\" \\\\ name"} 3
+            headwater_other_total 9
+            headwater_broken_total{channel="x 1
+
+            """
+        let samples = MetricSamples(
+            exposition: Array(text.utf8), names: ["headwater_beacons_total", "headwater_sessions_started_total", "headwater_broken_total"])
+        #expect(samples.sum("headwater_beacons_total", by: "outcome") == ["sent": 9, "failed": 1])
+        #expect(samples.sum("headwater_beacons_total", by: "event", where: ["outcome": "sent"]) == ["impression": 7, "complete": 2])
+        #expect(samples.sum("headwater_sessions_started_total", by: "channel") == [#"a "quoted" \ name"#: 3])
+        #expect(samples.sum("headwater_other_total", by: "channel").isEmpty)
+        #expect(samples.sum("headwater_broken_total", by: "channel").isEmpty)
     }
 }

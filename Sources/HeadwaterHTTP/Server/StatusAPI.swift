@@ -154,7 +154,8 @@ struct StatusAPI: Sendable {
                 channel.degradedReason = reason
             }
             channel.breaks = snapshot.stitching?.breaks.breaks.map(Self.adBreak)
-            if desk != nil || channel.breaks != nil || sessions[name] != nil {
+            // Every configured channel's series is exported (at 0 without ads): shown for those with ads.
+            if desk != nil || channel.breaks != nil {
                 channel.sessionsStarted = sessions[name] ?? 0
             }
             if let last = snapshot.status.lastSegmentAt {
