@@ -19,9 +19,10 @@ import Darwin
 /// as sd-daemon(3) describes, so `journalctl -p err` finds errors and `-p warning` warnings.
 ///
 /// Each call site may write ``LogRateLimit/burst`` lines per ``LogRateLimit/window``; further
-/// lines from it are counted and reported in one line when its next window opens. A log call
-/// that some request or upload can trigger (a missing file, a refused stitch) then cannot flood
-/// the journal, whose per-service rate limit would drop every line after it, errors included.
+/// lines from it are counted, and the count is written (one warning) with the first line logged
+/// after that window, from whichever call site. A log call that some request or upload can
+/// trigger (a missing file, a refused stitch) then cannot flood the journal, whose per-service
+/// rate limit would drop every line after it, errors included.
 struct StandardErrorLogHandler: LogHandler {
     var metadata: Logger.Metadata = [:]
     var metadataProvider: Logger.MetadataProvider?
@@ -44,25 +45,28 @@ struct StandardErrorLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         let site = LogRateLimit.Site(file: event.file, line: event.line)
-        guard let dropped = limit.admit(site, now: .now) else { return }
-        var fields = metadata
-        if let provided = metadataProvider?.get() { fields.merge(provided) { $1 } }
-        if let explicit = event.metadata { fields.merge(explicit) { $1 } }
-        if let error = event.error {
-            fields["error.message"] = "\(error)"
-            fields["error.type"] = "\(String(reflecting: type(of: error)))"
-        }
+        let (admitted, dropped) = limit.admit(site, now: .now)
         var text = ""
-        if dropped > 0 {
+        for (other, count) in dropped {
             text += Self.line(
                 level: .warning, label: label, metadata: [:], source: event.source,
-                message: "\(dropped) more lines from \(site.file):\(site.line) were dropped "
+                message: "\(count) more lines from \(other.file):\(other.line) were dropped "
                     + "(log rate limit: \(limit.burst) per call site per \(limit.window))",
                 journal: journal)
         }
-        text += Self.line(
-            level: event.level, label: label, metadata: fields, source: event.source, message: "\(event.message)",
-            journal: journal)
+        if admitted {
+            var fields = metadata
+            if let provided = metadataProvider?.get() { fields.merge(provided) { $1 } }
+            if let explicit = event.metadata { fields.merge(explicit) { $1 } }
+            if let error = event.error {
+                fields["error.message"] = "\(error)"
+                fields["error.type"] = "\(String(reflecting: type(of: error)))"
+            }
+            text += Self.line(
+                level: event.level, label: label, metadata: fields, source: event.source, message: "\(event.message)",
+                journal: journal)
+        }
+        guard !text.isEmpty else { return }
         text.withUTF8 { Self.writeWhole(UnsafeRawBufferPointer($0)) }
     }
 
@@ -154,23 +158,25 @@ final class LogRateLimit: Sendable {
         self.window = window
     }
 
-    /// `nil` when `site` has written its ``burst`` in the current window (the line is dropped and
-    /// counted); else how many of its lines were dropped in its previous window, to report.
-    func admit(_ site: Site, now: ContinuousClock.Instant) -> Int? {
+    /// Whether `site` may write a line now (`false` once it wrote its ``burst`` in its current
+    /// window: the line is counted instead), and the sites whose window with dropped lines has
+    /// ended, with how many they dropped: reported with this line, whichever site it comes from,
+    /// so a call site that goes quiet still has its count told when anything logs again.
+    func admit(_ site: Site, now: ContinuousClock.Instant) -> (admitted: Bool, dropped: [(Site, Int)]) {
         windows.withLock { windows in
-            var current = windows[site] ?? Window(start: now)
-            var dropped = 0
-            if now - current.start >= window {
-                dropped = current.dropped
-                current = Window(start: now)
+            var dropped: [(Site, Int)] = []
+            for (other, state) in windows where state.dropped > 0 && now - state.start >= window {
+                dropped.append((other, state.dropped))
+                windows[other] = nil
             }
+            var current = windows[site].flatMap { now - $0.start < window ? $0 : nil } ?? Window(start: now)
             defer { windows[site] = current }
             guard current.written < burst else {
                 current.dropped += 1
-                return nil
+                return (false, dropped)
             }
             current.written += 1
-            return dropped
+            return (true, dropped)
         }
     }
 }
