@@ -66,6 +66,13 @@ public enum SCTE35Error: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Every ``reasonLabel``, so that a counter can export each series from 0.
+    public static let reasonLabels = [
+        "truncated", "invalid_table_id", "invalid_section_length", "crc_mismatch", "invalid_splice_command_length",
+        "unknown_splice_command_length", "invalid_descriptor_loop_length", "descriptor_loop_stray_bytes",
+        "invalid_descriptor_length", "invalid_hex", "invalid_base64", "unencodable",
+    ]
+
     public var description: String {
         switch self {
         case .unexpectedEndOfData(let field, let bitOffset):

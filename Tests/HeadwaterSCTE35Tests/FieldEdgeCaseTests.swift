@@ -231,6 +231,8 @@ struct FieldEdgeCaseTests {
             (.valueOutOfRange(field: "tier", value: 4096, bitWidth: 12), "unencodable"),
             (.lengthOutOfRange(field: "section_length", length: 5000, maximum: 4095), "unencodable"),
         ]
+        #expect(Set(cases.map(\.1)) == Set(SCTE35Error.reasonLabels))
+        #expect(SCTE35Error.reasonLabels.count == Set(SCTE35Error.reasonLabels).count)
         for (error, label) in cases {
             #expect(error.reasonLabel == label, "\(error)")
             let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789_".utf8)
