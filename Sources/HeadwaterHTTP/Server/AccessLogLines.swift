@@ -42,6 +42,10 @@ final class AccessLogLines {
         if direct { buffer.reserveCapacity(Self.flushThreshold + 4096) }
     }
 
+    /// Whether a line logged now would be written anywhere (`false` with `server.access_log: off`
+    /// or a logger above `info`), so a caller can skip what only the line needs.
+    var isEnabled: Bool { logsInfo && output?.isEnabled != false }
+
     /// Logs `entry`'s line, finished at `finished`. Call on the loop this belongs to.
     /// - Parameter time: ``AccessLogEntry/commonLogTime(unixSeconds:)`` of the entry's `receivedAt`.
     func log(_ entry: AccessLogEntry, error: (any Error)?, time: String, finished: NIODeadline) {
@@ -49,7 +53,7 @@ final class AccessLogLines {
             entry.log(to: logger, error: error, time: time, finished: finished)
             return
         }
-        guard logsInfo, output?.isEnabled != false else { return }
+        guard isEnabled else { return }
         entry.appendLine(to: &buffer, duration: (finished - entry.started).nanoseconds / 1000, time: time)
         buffer.append(UInt8(ascii: "\n"))
         if buffer.count >= Self.flushThreshold {
