@@ -195,6 +195,21 @@ extension RealClients {
             #expect(stored == 0, "nothing stored in the cache: \(stored) entries")
         }
 
+        @Test("ingest, cue now and metrics are not exposed at the edge; health and the status page pass through")
+        func operatorPathsStayAtTheOrigin() throws {
+            let edge = try CDNEdge()
+            defer { edge.stop() }
+            for path in ["/metrics", "/admin/channels/demo/breaks?duration=10", "/ingest/demo/stream.m3u8"] {
+                let response = try #require(HTTPProbe.get(port: edge.port, path: path))
+                #expect(response.status == 404, "\(path): \(response.head)")
+            }
+            #expect(edge.primary.accessLogLines(containing: "\"GET /metrics ").isEmpty, "answered by the edge itself")
+            for path in ["/healthz", "/api/status", "/"] {
+                let response = try #require(HTTPProbe.get(port: edge.port, path: path))
+                #expect(response.status == 200, "\(path): \(response.head)")
+            }
+        }
+
         @Test("SIGKILL of the primary origin mid-traffic: no failed request at the edge, the backup takes over")
         func failoverWithoutFailedRequests() throws {
             let edge = try CDNEdge()
@@ -260,7 +275,7 @@ private struct TestClock {
 /// serve a session the other started) behind nginx running `Config/cdn/nginx-edge.conf` as
 /// shipped: only its addresses and cache path are replaced, in a main `nginx.conf` of the test's own
 /// (foreground, logs and temporary files in a temporary directory). `stop()` ends all three.
-struct CDNEdge {
+private struct CDNEdge {
     static let recipe = RealClients.ServeCommandTests.repository.appendingPathComponent("Config/cdn/nginx-edge.conf")
     static let sessionKey = "cdn-test-session-key-0123456789"
 
@@ -391,7 +406,7 @@ struct CDNEdge {
 
 extension TestServer {
     /// The access-log lines that contain `text` (and that came from `userAgent`, if given).
-    func accessLogLines(containing text: String, userAgent: String? = nil) -> [String] {
+    fileprivate func accessLogLines(containing text: String, userAgent: String? = nil) -> [String] {
         Thread.sleep(forTimeInterval: 0.2)  // lines are written once per event-loop wake-up
         let contents = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         return contents.split(separator: "\n").map(String.init).filter { line in
@@ -402,7 +417,7 @@ extension TestServer {
 
 /// A plain HTTP/1.0 client over a loopback socket, with `Connection: close` semantics: the whole
 /// response as bytes, head parsed. Bounded in time (5 s without data ends the read).
-enum HTTPProbe {
+private enum HTTPProbe {
     struct Response {
         var status: Int
         var head: String
