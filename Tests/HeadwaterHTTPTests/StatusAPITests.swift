@@ -332,6 +332,17 @@ struct StatusAPIAdsTests {
         #expect(!StatusAPI.endedEarly(planned: planned, actual: .milliseconds(21_333)))
     }
 
+    @Test("the channel of a viewer request is its path's second segment, query ignored")
+    func channelInPath() {
+        #expect(ChannelTraffic.channel(inPath: "/live/demo/v1.m3u8") == "demo")
+        #expect(ChannelTraffic.channel(inPath: "/ssai/news/master.m3u8?device=tv") == "news")
+        #expect(ChannelTraffic.channel(inPath: "/live/demo?x=/y") == "demo")
+        #expect(ChannelTraffic.channel(inPath: "/live/") == nil)
+        #expect(ChannelTraffic.channel(inPath: "/live//v1.m3u8") == nil)
+        #expect(ChannelTraffic.channel(inPath: "/live?a=/b/c") == nil)
+        #expect(ChannelTraffic.channel(inPath: "") == nil)
+    }
+
     @Test("requests per channel: rates over the last minute by status class, totals since the start, only /live and /ssai")
     func trafficPerChannel() throws {
         let traffic = ChannelTraffic()

@@ -110,9 +110,23 @@ final class ChannelTraffic: Sendable {
     }
 
     /// The second path segment: `demo` in `/live/demo/v1.m3u8` or `/ssai/demo/master.m3u8?device=tv`.
+    /// Scans the bytes in place (no array of segments): this runs once per viewer request.
     static func channel(inPath path: String) -> String? {
-        let segments = path.utf8.prefix { $0 != UInt8(ascii: "?") }.split(separator: UInt8(ascii: "/"), maxSplits: 2)
-        guard segments.count >= 2, !segments[1].isEmpty else { return nil }
-        return String(Substring(segments[1]))
+        let utf8 = path.utf8
+        let slash = UInt8(ascii: "/")
+        let query = UInt8(ascii: "?")
+        var index = utf8.startIndex
+        // Skip the first segment (`live`, `ssai`), with any leading slash.
+        if index < utf8.endIndex, utf8[index] == slash { index = utf8.index(after: index) }
+        while index < utf8.endIndex, utf8[index] != slash {
+            if utf8[index] == query { return nil }
+            index = utf8.index(after: index)
+        }
+        guard index < utf8.endIndex else { return nil }
+        let start = utf8.index(after: index)
+        var end = start
+        while end < utf8.endIndex, utf8[end] != slash, utf8[end] != query { end = utf8.index(after: end) }
+        guard end > start else { return nil }
+        return String(Substring(utf8[start..<end]))
     }
 }

@@ -431,6 +431,8 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let finished = NIODeadline.now()  // one clock read for the log line and the metrics
         lines.log(entry, error: error, time: time, finished: finished)
         let metrics = environment.metrics
+        environment.responder.statusAPI.traffic.record(
+            route: entry.route, path: entry.path, status: Int(entry.status.code), at: entry.receivedAt)
         let duration = Duration.nanoseconds((finished - entry.started).nanoseconds)
         if let series {
             series.record(duration: duration, bytes: entry.bytes)

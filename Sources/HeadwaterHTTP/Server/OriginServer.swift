@@ -70,7 +70,7 @@ public final class OriginServer: Service {
         self.content = content
         self.ingest = ingest
         self.logger = logger
-        self.statusAPI = StatusAPI(clock: clock)
+        self.statusAPI = StatusAPI(clock: clock, metrics: configuration.metrics)
         self.accessLogger = accessLogger ?? logger
         self.clock = clock
     }
@@ -127,7 +127,7 @@ public final class OriginServer: Service {
             ownsGroup = false
         }
 
-        let connections = ConnectionTracker()
+        let connections = ConnectionTracker(metrics: configuration.metrics)
         let serverChannel: any Channel
         do {
             serverChannel = try await bootstrap(group: group, connections: connections)
