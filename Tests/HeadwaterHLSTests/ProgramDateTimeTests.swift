@@ -140,4 +140,38 @@ struct ProgramDateTimeTests {
         #expect(later.duration(since: utc) == .seconds(6))
         #expect(utc.duration(since: later) == .seconds(-6))
     }
+
+    @Test(
+        "a date written with microseconds keeps them: microseconds in, microseconds out",
+        arguments: [
+            ("2026-11-21T17:36:00.123456Z", "2026-11-21T17:36:00.123456Z", 1_795_282_560_123),
+            ("2026-11-21T17:36:00.1234Z", "2026-11-21T17:36:00.123400Z", 1_795_282_560_123),
+            ("2026-11-21T17:36:00.000600+01:00", "2026-11-21T17:36:00.000600+01:00", 1_795_278_960_001),
+            ("2026-11-21T17:36:00.9999995Z", "2026-11-21T17:36:01.000000Z", 1_795_282_561_000),
+            ("1969-12-31T23:59:59.999400Z", "1969-12-31T23:59:59.999400Z", -1),
+            ("2026-11-21T17:36:00.123Z", "2026-11-21T17:36:00.123Z", 1_795_282_560_123),
+        ] as [(String, String, Int64)]
+    )
+    func microseconds(_ text: String, _ written: String, _ milliseconds: Int64) throws {
+        let date = try #require(ProgramDateTime(iso8601: text))
+        #expect(date.description == written)
+        #expect(date.millisecondsSinceEpoch == milliseconds)
+        #expect(ProgramDateTime(iso8601: written) == date)
+        #expect((date.microsecondsSinceEpoch != nil) == (text.split(separator: ".").last!.prefix(while: \.isNumber).count > 3))
+    }
+
+    @Test("microsecond dates add, compare and subtract exactly; setting milliseconds drops the microseconds")
+    func microsecondArithmetic() throws {
+        let start = try #require(ProgramDateTime(iso8601: "2026-11-21T17:36:00.000250Z"))
+        let next = start.adding(try #require(HLSDuration(decimal: "6.006006")))
+        #expect(next.description == "2026-11-21T17:36:06.006256Z")
+        #expect(next.duration(since: start) == HLSDuration(decimal: "6.006006"))
+        #expect(start < next)
+        let millisecond = try #require(ProgramDateTime(iso8601: "2026-11-21T17:36:00.000Z"))
+        #expect(millisecond < start && millisecond != start)
+        #expect(try #require(ProgramDateTime(iso8601: "2026-11-21T17:36:00.000000Z")) == millisecond, "the same instant")
+        var moved = start
+        moved.millisecondsSinceEpoch += 1000
+        #expect(moved.description == "2026-11-21T17:36:01.000Z" && moved.microsecondsSinceEpoch == nil)
+    }
 }

@@ -16,31 +16,42 @@ public struct ProgramDateTime: Sendable, Hashable, Comparable, CustomStringConve
     }
 
     /// Milliseconds since 1970-01-01T00:00:00Z.
-    public var millisecondsSinceEpoch: Int64
+    public var millisecondsSinceEpoch: Int64 {
+        get { milliseconds }
+        set {
+            milliseconds = newValue
+            submillisecond = Self.noSubmillisecond  // a new instant: the old microseconds are not its own
+        }
+    }
+    private var milliseconds: Int64
     /// The zone used when writing the date; it does not change the instant.
     public var zone: Zone
-    /// The instant to the microsecond, when the date was written (or computed) with more than
-    /// millisecond precision; `nil` otherwise. It is used only while it still rounds to
-    /// ``millisecondsSinceEpoch`` (setting that property directly drops the extra precision).
-    public private(set) var microsecondsSinceEpoch: Int64?
+    /// Microseconds to add to ``millisecondsSinceEpoch`` (−500…499, as it is rounded half up) for a
+    /// date written with more than millisecond precision, or ``noSubmillisecond``. Two bytes fit in
+    /// the padding after the zone, so a date stays 24 bytes: a playlist holds one per segment.
+    private var submillisecond: Int16 = Self.noSubmillisecond
+    private static let noSubmillisecond = Int16.min
 
     public init(millisecondsSinceEpoch: Int64, zone: Zone = .utc) {
-        self.millisecondsSinceEpoch = millisecondsSinceEpoch
+        self.milliseconds = millisecondsSinceEpoch
         self.zone = zone
     }
 
     /// A date with microsecond precision, written with six decimals.
     public init(microsecondsSinceEpoch: Int64, zone: Zone = .utc) {
-        self.millisecondsSinceEpoch = Self.roundedToMilliseconds(microsecondsSinceEpoch)
-        self.microsecondsSinceEpoch = microsecondsSinceEpoch
+        let milliseconds = Self.roundedToMilliseconds(microsecondsSinceEpoch)
+        self.milliseconds = milliseconds
+        self.submillisecond = Int16(truncatingIfNeeded: microsecondsSinceEpoch &- milliseconds &* 1000)
         self.zone = zone
     }
 
-    /// The extra precision, if it still belongs to ``millisecondsSinceEpoch``.
+    /// The instant to the microsecond, when the date was written (or computed) with more than
+    /// millisecond precision; `nil` otherwise (setting ``millisecondsSinceEpoch`` drops it).
+    public var microsecondsSinceEpoch: Int64? { precise }
+
     private var precise: Int64? {
-        guard let microsecondsSinceEpoch, Self.roundedToMilliseconds(microsecondsSinceEpoch) == millisecondsSinceEpoch
-        else { return nil }
-        return microsecondsSinceEpoch
+        guard submillisecond != Self.noSubmillisecond else { return nil }
+        return milliseconds &* 1000 &+ Int64(submillisecond)
     }
 
     /// The instant in microseconds.

@@ -4,7 +4,9 @@
 public enum VariableReference {
     /// Whether `text` holds at least one well-formed reference.
     public static func contains(_ text: some StringProtocol) -> Bool {
-        !names(in: text).isEmpty
+        // Called for every enumerated-string a strict parse reads: no allocation unless there is a `{`.
+        guard text.utf8.contains(UInt8(ascii: "{")) else { return false }
+        return !names(in: text).isEmpty
     }
 
     /// The names referenced in `text`, in order (repeats kept).

@@ -10,6 +10,12 @@ extension PlaylistValidator {
         public var line: Int
         /// Line of the `EXT-X-DEFINE` that defines it further down, or `nil` when none does.
         public var definedAt: Int?
+
+        public init(name: String, line: Int, definedAt: Int?) {
+            self.name = name
+            self.line = line
+            self.definedAt = definedAt
+        }
     }
 
     /// The references in `bytes` that no earlier `EXT-X-DEFINE` (by `NAME`, `IMPORT` or `QUERYPARAM`)
