@@ -307,7 +307,7 @@ private struct CDNEdge {
                 "192.0.2.11:8080": "127.0.0.1:\(primary.port)",
                 "192.0.2.12:8080": "127.0.0.1:\(backup.port)",
                 "listen 80;": "listen 127.0.0.1:\(port);",
-                "/var/cache/nginx/headwater": directory.appendingPathComponent("cache").path,
+                "/var/cache/nginx-headwater": directory.appendingPathComponent("cache").path,
             ])
         try edgeConfig.write(to: directory.appendingPathComponent("edge.conf"), atomically: true, encoding: .utf8)
         let temp = directory.appendingPathComponent("temp").path
