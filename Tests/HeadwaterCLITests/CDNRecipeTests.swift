@@ -297,15 +297,47 @@ private struct CDNEdge {
             at: directory.appendingPathComponent("temp"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
         let environment = ["HEADWATER_SESSION_KEY": Self.sessionKey]
-        primary = try TestServer(config: nil, environment: environment)
-        backup = try TestServer(config: nil, environment: environment)
-        port = try RealClients.ServeCommandTests.freePort()
+        let primary = try TestServer(config: nil, environment: environment)
+        let backup: TestServer
+        do {
+            backup = try TestServer(config: nil, environment: environment)
+        } catch {
+            primary.stop()
+            throw error
+        }
+        self.primary = primary
+        self.backup = backup
+        do {
+            port = try RealClients.ServeCommandTests.freePort()
+            nginx = try Self.startNginx(executable, in: directory, origins: (primary.port, backup.port), port: port)
+        } catch {
+            primary.stop()
+            backup.stop()
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+        var ready = false
+        for _ in 0..<100 where !ready && nginx.isRunning {  // a config nginx rejects ends it at once
+            ready = HTTPProbe.get(port: port, path: "/healthz")?.status == 200
+            if !ready { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        if !ready {
+            let log = (try? String(contentsOf: directory.appendingPathComponent("nginx.out"), encoding: .utf8)) ?? ""
+            let errors = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
+            stop()
+            throw EdgeNotReady(description: "nginx did not answer /healthz through the edge: \(log.suffix(800)) \(errors.suffix(800))")
+        }
+    }
 
+    /// nginx in the foreground on `port`, with the recipe templated into `directory`.
+    private static func startNginx(
+        _ executable: String, in directory: URL, origins: (primary: Int, backup: Int), port: Int
+    ) throws -> Process {
         let edgeConfig = try Self.templated(
             String(contentsOf: Self.recipe, encoding: .utf8),
             [
-                "192.0.2.11:8080": "127.0.0.1:\(primary.port)",
-                "192.0.2.12:8080": "127.0.0.1:\(backup.port)",
+                "192.0.2.11:8080": "127.0.0.1:\(origins.primary)",
+                "192.0.2.12:8080": "127.0.0.1:\(origins.backup)",
                 "listen 80;": "listen 127.0.0.1:\(port);",
                 "/var/cache/nginx-headwater": directory.appendingPathComponent("cache").path,
             ])
@@ -328,7 +360,7 @@ private struct CDNEdge {
             }
             """.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
 
-        nginx = Process()
+        let nginx = Process()
         nginx.executableURL = URL(fileURLWithPath: executable)
         nginx.arguments = ["-p", directory.path + "/", "-c", directory.appendingPathComponent("nginx.conf").path]
         let output = directory.appendingPathComponent("nginx.out")
@@ -337,17 +369,7 @@ private struct CDNEdge {
         nginx.standardOutput = handle
         nginx.standardError = handle
         try nginx.run()
-        var ready = false
-        for _ in 0..<100 where !ready {
-            ready = HTTPProbe.get(port: port, path: "/healthz")?.status == 200
-            if !ready { Thread.sleep(forTimeInterval: 0.1) }
-        }
-        if !ready {
-            let log = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-            let errors = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
-            stop()
-            throw EdgeNotReady(description: "nginx did not answer /healthz through the edge: \(log.suffix(800)) \(errors.suffix(800))")
-        }
+        return nginx
     }
 
     struct EdgeNotReady: Error, CustomStringConvertible {
