@@ -135,7 +135,9 @@ enum ConfigurationLoading {
 
     /// Prints every problem to standard error and exits with EX_CONFIG (78).
     static func exit(with error: ConfigurationError) -> Never {
-        for problem in error.problems { printError(problem.description) }
+        // Under systemd, at error priority (`<3>`), so `journalctl -p err` shows why the unit failed.
+        let prefix = JournalStream.isStandardError(environment: ProcessInfo.processInfo.environment["JOURNAL_STREAM"]) ? "<3>" : ""
+        for problem in error.problems { printError(prefix + problem.description) }
         Foundation.exit(ConfigurationError.exitStatus)
     }
 }

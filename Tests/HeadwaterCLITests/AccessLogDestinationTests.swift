@@ -223,6 +223,27 @@ extension RealClients {
             #expect(warnings.allSatisfy { $0.hasPrefix("<4>warning headwater :") && $0.contains("error.type=errno \(ELOOP)") }, "\(warnings.prefix(3))")
         }
 
+        @Test("a bad configuration at start is written at error priority (<3>) when standard error is the journal")
+        func startupConfigurationErrorsAreErrors() throws {
+            let (directory, config) = try Self.configuration(server: ["access_log: off"])
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try "channels: {demo: {source: {type: nope}}}\n".write(to: config, atomically: true, encoding: .utf8)
+            let log = directory.appendingPathComponent("stderr.log")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let process = Process()
+            process.executableURL = HeadwaterProcess.executable
+            process.arguments = ["serve", "--listen", "127.0.0.1:0", "--config", config.path]
+            process.environment = ProcessInfo.processInfo.environment.merging(["JOURNAL_STREAM": try Self.deviceAndInode(log)]) { $1 }
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = try FileHandle(forWritingTo: log)
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 78)
+            let lines = Self.read(log).split(separator: "\n")
+            #expect(lines.contains { $0.hasPrefix("<3>\(config.path):1: channels.demo.source.type: unknown source type") }, "\(lines)")
+            #expect(!lines.isEmpty && lines.allSatisfy { $0.hasPrefix("<3>") }, "\(lines)")
+        }
+
         @Test("priorities (<6>, <5>, <3>) when standard error is the journal; a time stamp when it is not")
         func journalPriorities() throws {
             let (directory, config) = try Self.configuration(server: ["access_log: off"])

@@ -109,7 +109,7 @@ extension RealClients {
             #expect(unit.contains("\nWorkingDirectory=/usr/share/headwater\n"), "\(unit)")
             #expect(!unit.contains("/usr/local"), "\(unit)")
             let config = try root.read("/etc/headwater/headwater.yaml")
-            #expect(config.contains("\nserver:\n  state: /var/lib/headwater\n"), "\(config)")
+            #expect(config.contains("\nserver:\n  access_log: /var/log/headwater/access.log\n  state: /var/lib/headwater\n"), "\(config)")
             #expect(config.contains("/usr/share/headwater/Public/"), "\(config)")
 
             let (checkStatus, checkOutput) = try root.checkConfig(binary: "/usr/bin/headwater")

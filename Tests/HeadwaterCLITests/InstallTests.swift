@@ -49,7 +49,7 @@ extension RealClients {
                 #expect(!text.contains("../"), "\(config) has no path outside /etc/headwater")
                 #expect(text.contains("/usr/local/share/headwater/Public/"), "\(config) names the installed Public/")
             }
-            #expect(try root.read("/etc/headwater/headwater.yaml").contains("\nserver:\n  state: /var/lib/headwater\n"))
+            #expect(try root.read("/etc/headwater/headwater.yaml").contains("\nserver:\n  access_log: /var/log/headwater/access.log\n  state: /var/lib/headwater\n"))
             _ = try root.user("headwater")
 
             let (checkStatus, checkOutput) = try root.checkConfig(binary: "/usr/local/bin/headwater")
@@ -94,6 +94,8 @@ extension RealClients {
             let script = """
                 mount -t tmpfs headwater-state /var/lib
                 install -d -o \(uid) -g \(gid) -m 0750 /var/lib/headwater
+                mount -t tmpfs headwater-logs /var/log
+                install -d -o \(uid) -g \(gid) -m 0750 /var/log/headwater
                 cd /usr/local/share/headwater
                 setpriv --reuid=\(uid) --regid=\(gid) --clear-groups --inh-caps=-all --bounding-set=-all \\
                     /usr/local/bin/headwater serve --config /etc/headwater/headwater.yaml >/dev/null 2>"$0/serve.log" &
@@ -111,11 +113,15 @@ extension RealClients {
                 wait "$server"
                 echo "serve exit: $?"
                 kill "$watchdog"
+                echo "access log lines: $(grep -c 'GET /live/demo/master.m3u8 HTTP/1.1\" 200' /var/log/headwater/access.log)"
                 """
             let (_, result) = try root.inside(["bash", "-c", script, root.path])
             let log = (try? root.read("/serve.log")) ?? ""
             #expect(result.contains("master.m3u8: 200"), "\(result)\nserve's log:\n\(log)")
             #expect(result.contains("serve exit: 0"), "\(result)\nserve's log:\n\(log)")
+            // The installed config sends the access log to the unit's LogsDirectory=, not the journal.
+            #expect(installed.contains("access_log: /var/log/headwater/access.log"))
+            #expect(result.contains("access log lines: 1"), "\(result)")
         }
 
         @Test("the check can fail: ads.yaml copied as the old README did (../Public) is rejected with exit 78")

@@ -48,6 +48,7 @@ else
   sysusers_dir=/etc/sysusers.d
 fi
 state=/var/lib/headwater
+logs=/var/log/headwater
 
 echo "== binary: $prefix/bin/headwater ($("$binary" --version))"
 install -D -m 0755 "$binary" "$root$prefix/bin/headwater"
@@ -71,6 +72,12 @@ for source in Config/*.yaml; do
   if [ "$(basename "$source")" = headwater.yaml ] && ! grep -q '^  state:' "$target.new"; then
     sed -i -e "s#^server:\$#server:\n  state: $state#" "$target.new"
     grep -q "^  state: $state\$" "$target.new" || fail "$source: no 'server:' line to add server.state to"
+  fi
+  # The access log goes to the unit's LogsDirectory= (rotated by logrotate, reopened on SIGUSR1),
+  # not to the journal, whose rate limit a busy origin would pass.
+  if [ "$(basename "$source")" = headwater.yaml ] && ! grep -q '^  access_log:' "$target.new"; then
+    sed -i -e "s#^server:\$#server:\n  access_log: $logs/access.log#" "$target.new"
+    grep -q "^  access_log: $logs/access.log\$" "$target.new" || fail "$source: no 'server:' line to add server.access_log to"
   fi
   # Anything else relative that leaves /etc/headwater would point into nothing once installed.
   if grep -n '\.\./' "$target.new" >&2; then
