@@ -12,7 +12,9 @@ struct MutationTests {
 
     static let folders = Fixture.validFolders + ["invalid"]
 
-    static func fixtures() -> [Fixture] { Fixture.all(folders.filter { $0 != "invalid" }) + Fixture.invalidFiles() }
+    static func fixtures() -> [Fixture] {
+        Fixture.all(folders.filter { $0 != "invalid" }) + Fixture.invalidFiles() + Fixture.all("tolerated")
+    }
 
     static func mutationCount(for fixture: Fixture) -> Int {
         let files = fixture.folder == "invalid" ? Fixture.invalidFiles().count : Fixture.all(fixture.folder).count
@@ -28,6 +30,7 @@ struct MutationTests {
             var mutator = Mutator(seed: seed)
             let mutated = mutator.mutate(original)
             Self.check(mutated, "\(fixture.testDescription), mutation seed \(seed) (HEADWATER_SEED=\(PropertySeed.base))")
+            Self.checkTolerant(mutated, "\(fixture.testDescription), mutation seed \(seed) (HEADWATER_SEED=\(PropertySeed.base))")
         }
     }
 
@@ -49,7 +52,32 @@ struct MutationTests {
                 ? PlaylistSerializer.serialize(generator.multivariantPlaylist())
                 : PlaylistSerializer.serialize(generator.mediaPlaylist(maxSegments: 6))
             var mutator = Mutator(seed: seed)
-            Self.check(mutator.mutate(text), "generated playlist and mutation seed \(seed) (HEADWATER_SEED=\(seed))")
+            let mutated = mutator.mutate(text)
+            Self.check(mutated, "generated playlist and mutation seed \(seed) (HEADWATER_SEED=\(seed))")
+            Self.checkTolerant(mutated, "generated playlist and mutation seed \(seed) (HEADWATER_SEED=\(seed))")
+        }
+    }
+
+    /// The tolerant parse must throw or succeed, accept whatever the strict parse accepts, and write
+    /// what it accepts canonically: text the strict parse reads.
+    static func checkTolerant(_ bytes: [UInt8], _ context: @autoclosure () -> String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let parsed: Playlist
+        do throws(PlaylistParseError) {
+            parsed = try PlaylistParser().parseTolerating(bytes).playlist
+        } catch {
+            let lineCount = bytes.reduce(1) { $1 == 10 ? $0 + 1 : $0 }
+            #expect((1...lineCount).contains(error.line), "\(context()): \(error)", sourceLocation: sourceLocation)
+            #expect((try? PlaylistParser().parse(bytes)) == nil, "\(context()): the strict parse accepts what the tolerant one refuses: \(error)", sourceLocation: sourceLocation)
+            return
+        }
+        let written = PlaylistSerializer.serialize(parsed)
+        do {
+            _ = try PlaylistParser().parse(written)
+        } catch {
+            guard !KnownIssues.hasUnwritableValue(parsed) else { return }
+            Issue.record(
+                "\(context()): the tolerant parse's output does not parse strictly: \(error)\n\(String(decoding: written, as: UTF8.self))",
+                sourceLocation: sourceLocation)
         }
     }
 

@@ -124,7 +124,12 @@ public enum AdMarker: Sendable, Hashable {
         let value = text[text.index(after: colon)...]
         switch name {
         case Self.splicePointTag:
-            guard !value.isEmpty, !value.contains(where: { $0 == "," || $0 == " " || $0 == "\"" }) else { return nil }
+            // Base64 (either alphabet), as `EXT-OATCLS-SCTE35` needs.
+            guard !value.isEmpty,
+                value.utf8.allSatisfy({ c in
+                    (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 43 || c == 47 || c == 61 || c == 45 || c == 95
+                })
+            else { return nil }
             self = .oatclsSCTE35(base64: String(value))
         case Self.adobeCueTag:
             guard let list = try? AttributeListParser.parse(value, strictNames: false) else { return nil }
