@@ -3,8 +3,9 @@
 ///
 /// ``PlaylistParser/parseTolerating(_:)`` reads these forms into the same model the strict parse
 /// builds, normalised, so what Headwater serves is canonical: a deviation is never re-emitted.
-/// The strict ``PlaylistParser/parse(_:)-([UInt8])`` keeps refusing every one of them, since it is
-/// what `lint` and the validator use to check output.
+/// The strict ``PlaylistParser/parse(_:)-([UInt8])``, which checks output, refuses them, except
+/// three it reads as they are: lower-case hex (which the validator reports as A7) and the Adobe and
+/// threefive ad-marker tags (legal unknown tags, kept verbatim).
 public struct IngestDeviation: Sendable, Hashable, CustomStringConvertible {
     /// One tolerated form. The raw value is a stable id: it is a metric label
     /// (`headwater_ingest_deviations_total{rule=…}`) and the rule `lint` prints with its warning.
