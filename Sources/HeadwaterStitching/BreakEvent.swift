@@ -1,4 +1,5 @@
 public import HeadwaterHLS
+import HeadwaterSCTE35
 
 /// Where a break came from.
 public enum BreakSource: String, Sendable, Hashable, CustomStringConvertible {
@@ -38,8 +39,9 @@ public enum BreakEvent: Sendable, Hashable, CustomStringConvertible {
     /// planned duration had elapsed.
     case ended(id: String, msn: UInt64, early: Bool, cause: BreakEndCause)
     /// A cue on segment `msn` could not be decoded (bad CRC, truncated, not base64/hex): no break is
-    /// started from that segment's cues. `tag` is the tag name (bounded: fit for a metric label).
-    case invalidCue(msn: UInt64, tag: String, reason: String)
+    /// started from that segment's cues. `tag` is the tag name and `label` a fixed snake_case name
+    /// of the reason (``SCTE35Error/reasonLabel``, or `invalid_hex`): both bounded, fit for metric labels.
+    case invalidCue(msn: UInt64, tag: String, reason: String, label: String)
     /// A valid signal that was not acted on: a start while a break is open, an end with no break
     /// to end, a splice date already past, a cancel with nothing to cancel, an encrypted cue.
     case ignoredCue(msn: UInt64, tag: String, reason: String)
@@ -52,13 +54,19 @@ public enum BreakEvent: Sendable, Hashable, CustomStringConvertible {
     /// discontinuities). Nothing was recorded; the tracker carries on with the next segment.
     case rejected(msn: UInt64, error: BreakLogError)
 
+    /// The ``invalidCue(msn:tag:reason:label:)`` label of a DATERANGE `SCTE35-*` value that is not hexadecimal.
+    public static let invalidHexLabel = "invalid_hex"
+
+    /// Every label an ``invalidCue(msn:tag:reason:label:)`` can carry, so a counter can start each at 0.
+    public static let invalidCueLabels = SCTE35Error.reasonLabels + [invalidHexLabel]
+
     public var description: String {
         switch self {
         case .started(let id, let msn, let source, let planned):
             return "break \(id) started at MSN \(msn) (\(source), planned \(planned) s)"
         case .ended(let id, let msn, let early, let cause):
             return "break \(id) ended at MSN \(msn) (\(cause)\(early ? ", early" : ""))"
-        case .invalidCue(let msn, let tag, let reason):
+        case .invalidCue(let msn, let tag, let reason, _):
             return "invalid cue in \(tag) on MSN \(msn), not stitched: \(reason)"
         case .ignoredCue(let msn, let tag, let reason):
             return "ignored \(tag) on MSN \(msn): \(reason)"

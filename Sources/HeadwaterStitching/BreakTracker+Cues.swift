@@ -151,15 +151,19 @@ extension BreakTracker {
         return duration
     }
 
-    /// Decodes a section (CRC verified); on failure, records an ``BreakEvent/invalidCue(msn:tag:reason:)``.
+    /// Decodes a section (CRC verified); on failure, records an ``BreakEvent/invalidCue(msn:tag:reason:label:)``.
+    /// The bytes returned are the section's alone: MPEG-TS stuffing after it (a cue cut from a TS
+    /// packet) is not carried into the playlists Headwater writes.
     static func decode(
         _ decode: () throws(SCTE35Error) -> SpliceInfoSection, tag: String, msn: UInt64, context: String,
         into cues: inout SegmentCues
     ) -> (SpliceInfoSection, [UInt8])? {
         do {
             let section = try decode()
-            // The model is lossless: re-encoding gives the bytes received.
-            let bytes = try section.encoded()
+            // The model is lossless: re-encoding gives the bytes received, less any stuffing.
+            var bare = section
+            bare.trailingStuffingCount = 0
+            let bytes = try bare.encoded()
             if section.isEncrypted {
                 cues.events.append(.ignoredCue(msn: msn, tag: tag, reason: "\(context)encrypted cue, cannot be read"))
                 return nil
@@ -167,7 +171,7 @@ extension BreakTracker {
             return (section, bytes)
         } catch {
             cues.hasInvalidCue = true
-            cues.events.append(.invalidCue(msn: msn, tag: tag, reason: "\(context)\(error)"))
+            cues.events.append(.invalidCue(msn: msn, tag: tag, reason: "\(context)\(error)", label: error.reasonLabel))
             return nil
         }
     }
@@ -281,7 +285,9 @@ extension BreakTracker {
             guard let bytes = attributes.hexBytes(name) else {
                 cues.hasInvalidCue = true
                 cues.events.append(
-                    .invalidCue(msn: msn, tag: tag, reason: "ID \(id.debugDescription): \(name) is not a hexadecimal sequence"))
+                    .invalidCue(
+                        msn: msn, tag: tag, reason: "ID \(id.debugDescription): \(name) is not a hexadecimal sequence",
+                        label: BreakEvent.invalidHexLabel))
                 return nil
             }
             return Self.decode(

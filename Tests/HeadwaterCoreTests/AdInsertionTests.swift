@@ -154,7 +154,7 @@ struct AdInsertionTests {
         let stitching = try #require(origin.registry.snapshot(of: "demo")?.stitching)
         #expect(stitching.breaks.breaks.isEmpty, "no break from a cue that fails its CRC")
         let exposition = String(decoding: origin.metrics.exposition(channels: []), as: UTF8.self)
-        #expect(exposition.contains(#"headwater_ad_cues_rejected_total{channel="demo"} 1"#), "\(exposition)")
+        #expect(exposition.contains(#"headwater_ad_cues_rejected_total{channel="demo",reason="crc_mismatch"} 1"#), "\(exposition)")
         // The published content still carries the cue as the source sent it.
         #expect(origin.registry.snapshot(of: "demo")?.content?.media["v0"]?.segments.last?.tags.adMarkers.isEmpty == false)
     }

@@ -1,6 +1,7 @@
 import Foundation
 @testable import HeadwaterCore
 import HeadwaterHLS
+import HeadwaterStitching
 import Logging
 import Testing
 
@@ -161,9 +162,11 @@ struct ZeroInitialisedMetricsTests {
                 #"headwater_ingest_segments_total{channel="\#(channel)"}"#,
                 #"headwater_ingest_bytes_total{channel="\#(channel)"}"#,
                 #"headwater_stalls_total{channel="\#(channel)"}"#,
-                #"headwater_ad_cues_rejected_total{channel="\#(channel)"}"#,
                 #"headwater_sessions_started_total{channel="\#(channel)"}"#,
             ]
+            series += BreakEvent.invalidCueLabels.map {
+                #"headwater_ad_cues_rejected_total{channel="\#(channel)",reason="\#($0)"}"#
+            }
             series += ["cue", "schedule", "request"].map {
                 #"headwater_ad_breaks_total{channel="\#(channel)",source="\#($0)"}"#
             }

@@ -155,6 +155,20 @@ struct BreakTrackerTests {
         #expect(events.filter(\.isIgnoredCue).isEmpty)
     }
 
+    @Test("a cue cut from an MPEG-TS packet (section + 0xFF stuffing) starts the break; the break keeps the section alone")
+    func stuffedCue() {
+        var channel = TrackerChannel(count: 14)
+        let out = TestCues.bytes(TestCues.spliceOut(event: 0x101, seconds: 10))
+        let stuffed = out + [UInt8](repeating: 0xFF, count: 40)
+        channel.add(
+            DateRange(id: "splice-101", startDate: channel.date(of: 1004), plannedDuration: .seconds(10), scte35Out: stuffed), at: 1004)
+        var tracker = BreakTracker(channel: "news")
+        let events = channel.feed(&tracker, from: 1002)
+        #expect(events.filter(\.isInvalidCue).isEmpty)
+        #expect(tracker.log.breaks.count == 1)
+        #expect(tracker.log.breaks.first?.outCue == out, "the stitched SCTE35-OUT carries no stuffing")
+    }
+
     @Test("a range ID reused with another START-DATE is a new break; a repeat of the same range is not")
     func reusedRangeID() {
         var channel = TrackerChannel(count: 20)
@@ -275,8 +289,8 @@ struct BreakTrackerTests {
         #expect(tracker.log.breaks.isEmpty)
         let invalid = events.filter(\.isInvalidCue)
         #expect(invalid.count == 2)
-        guard case .invalidCue(let msn, let tag, let reason)? = invalid.first else { return }
-        #expect(msn == 1004 && tag == "EXT-OATCLS-SCTE35" && reason.contains("CRC"))
+        guard case .invalidCue(let msn, let tag, let reason, let label)? = invalid.first else { return }
+        #expect(msn == 1004 && tag == "EXT-OATCLS-SCTE35" && reason.contains("CRC") && label == "crc_mismatch")
         #expect(events.contains(where: \.isIgnoredCue) == withCueOut)
     }
 
@@ -591,7 +605,7 @@ struct BreakTrackerTests {
         let events: [BreakEvent] = [
             .started(id: "cue-1", msn: 5, source: .schedule, plannedDuration: .seconds(30)),
             .ended(id: "cue-1", msn: 9, early: true, cause: .cue),
-            .invalidCue(msn: 5, tag: "EXT-OATCLS-SCTE35", reason: "CRC_32 mismatch"),
+            .invalidCue(msn: 5, tag: "EXT-OATCLS-SCTE35", reason: "CRC_32 mismatch", label: "crc_mismatch"),
             .ignoredCue(msn: 5, tag: "EXT-X-CUE-IN", reason: "no break is in progress"),
             .skippedScheduledBreak(msn: 5, scheduled: TrackerChannel.firstDate, reason: "late"),
             .droppedRequest(id: "now-1", msn: 5, reason: "the source started a break"),

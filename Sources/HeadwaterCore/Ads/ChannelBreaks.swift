@@ -109,8 +109,8 @@ public final class ChannelBreaks: Sendable {
             metadata["ad.break.id"] = "\(id)"
             metadata["hls.msn"] = "\(msn)"
             logger.info("ad break ended", metadata: metadata)
-        case .invalidCue:
-            metrics.adCueRejected(channel: channel)
+        case .invalidCue(_, _, _, let label):
+            metrics.adCueRejected(channel: channel, reason: label)
             logger.warning("ad cue rejected: not stitched, passed through", metadata: metadata)
         default:
             logger.notice("ad cue ignored", metadata: metadata)

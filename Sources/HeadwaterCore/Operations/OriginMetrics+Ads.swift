@@ -22,9 +22,10 @@ extension OriginMetrics {
         adBreaks(channel: channel, source: source).increment()
     }
 
-    /// A source ad cue could not be used (bad CRC, undecodable, inconsistent): not stitched, passed through.
-    public func adCueRejected(channel: String) {
-        adCuesRejected(channel: channel).increment()
+    /// A source ad cue could not be used (bad CRC, undecodable, inconsistent): not stitched, passed
+    /// through. `reason` is one of ``BreakEvent/invalidCueLabels``.
+    public func adCueRejected(channel: String, reason: String) {
+        adCuesRejected(channel: channel, reason: reason).increment()
     }
 
     /// A stitched playlist request was answered with `outcome` (a ``StitchedPlaylistOutcome`` raw
@@ -44,7 +45,7 @@ extension OriginMetrics {
     /// The ad series of `channel`, made at 0 (``registerChannelSeries(_:)``).
     func registerAdSeries(channel: String) {
         for source in Self.breakSources { _ = adBreaks(channel: channel, source: source.rawValue) }
-        _ = adCuesRejected(channel: channel)
+        for reason in BreakEvent.invalidCueLabels { _ = adCuesRejected(channel: channel, reason: reason) }
         _ = sessionsStarted(channel: channel)
     }
 
@@ -59,10 +60,10 @@ extension OriginMetrics {
         )
     }
 
-    private func adCuesRejected(channel: String) -> Prometheus.Counter {
+    private func adCuesRejected(channel: String, reason: String) -> Prometheus.Counter {
         counter(
-            "headwater_ad_cues_rejected_total", labels: [("channel", channel)],
-            help: "Ad cues in source playlists that were not acted on (invalid SCTE-35, bad CRC, inconsistent)."
+            "headwater_ad_cues_rejected_total", labels: [("channel", channel), ("reason", reason)],
+            help: "Ad cues in source playlists that were not acted on (invalid SCTE-35: bad CRC, truncated, not hexadecimal …), by reason."
         )
     }
 
