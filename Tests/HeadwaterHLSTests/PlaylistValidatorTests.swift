@@ -456,6 +456,11 @@ private func expectCleanMultivariant(_ text: String, sourceLocation: SourceLocat
         try expectOnly("D9", at: .dateRange(id: "a"), in: withRange(range + "0xFD" + spliceOut.dropFirst(4)))
         try expectOnly("D9", at: .dateRange(id: "a"), in: withRange(range + spliceOut.dropLast(2)))
         try expectClean(withRange(range + spliceOut))
+        // MPEG-TS stuffing after the section (a cue cut from a TS packet) is framing, not an error;
+        // anything else after it is.
+        try expectClean(withRange(range + spliceOut + String(repeating: "FF", count: 20)))
+        try expectOnly("D9", at: .dateRange(id: "a"), in: withRange(range + spliceOut + "FF00"))
+        try expectOnly("D9", at: .dateRange(id: "a"), in: withRange(range + spliceOut + String(repeating: "FF", count: 185)))
     }
 
     @Test func d10_inCueInScte35Out() throws {

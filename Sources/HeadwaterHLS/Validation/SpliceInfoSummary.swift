@@ -31,7 +31,11 @@ struct SpliceInfoSummary: Equatable {
             return .failure(Malformed(reason: "starts with table_id 0x\(hex(bytes[0])), not 0xFC"))
         }
         let sectionLength = Int(bytes[1] & 0x0F) << 8 | Int(bytes[2])
-        guard sectionLength + 3 == bytes.count else {
+        // A section cut from an MPEG-TS packet may be followed by its 0xFF stuffing (at most one
+        // packet's payload): the SCTE-35 decoder reads it, so it is not malformed here either.
+        let after = bytes.dropFirst(min(bytes.count, sectionLength + 3))
+        let isStuffing = !after.isEmpty && after.count <= 184 && after.allSatisfy { $0 == 0xFF }
+        guard sectionLength + 3 == bytes.count || (sectionLength + 3 < bytes.count && isStuffing) else {
             return .failure(
                 Malformed(
                     reason:
