@@ -1,3 +1,4 @@
+import HeadwaterHTTP
 import Logging
 import Synchronization
 
@@ -67,7 +68,7 @@ struct StandardErrorLogHandler: LogHandler {
                 journal: journal)
         }
         guard !text.isEmpty else { return }
-        text.withUTF8 { Self.writeWhole(UnsafeRawBufferPointer($0)) }
+        text.withUTF8 { writeWhole(UnsafeRawBufferPointer($0), to: STDERR_FILENO) }  // standard error closed: dropped
     }
 
     /// One line (with its line feed), as ``log(event:)`` writes it. A message of several lines
@@ -102,21 +103,6 @@ struct StandardErrorLogHandler: LogHandler {
         var buffer = [CChar](repeating: 0, count: 64)
         let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &local)
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    private static func writeWhole(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let written = write(STDERR_FILENO, base + offset, bytes.count - offset)
-            if written > 0 {
-                offset += written
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else {
-                return  // standard error closed: nothing else to tell
-            }
-        }
     }
 }
 

@@ -9,7 +9,7 @@ import Synchronization
 /// What the kernel says about this process, in the units of the standard `process_*` metrics
 /// (the names every Prometheus client library exports, so stock dashboards and alerts work).
 /// Read from `/proc` when `/metrics` is scraped; Linux only (``now()`` is `nil` elsewhere).
-struct ProcessSample: Sendable, Hashable {
+package struct ProcessSample: Sendable, Hashable {
     /// User and system CPU time, seconds.
     var cpuSeconds: Double
     var residentMemoryBytes: Double
@@ -72,7 +72,7 @@ struct ProcessSample: Sendable, Hashable {
     #if os(Linux)
     /// A file of `/proc` (at most 64 KiB), or `nil`. Those files report a size of 0, so it is read
     /// until the end rather than by `stat`.
-    private static func readSmallFile(_ path: String) -> String? {
+    package static func readSmallFile(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

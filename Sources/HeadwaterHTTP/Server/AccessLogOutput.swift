@@ -122,8 +122,8 @@ public final class AccessLogOutput: Sendable {
 }
 
 /// Writes all of `bytes` to `descriptor`: one `write(2)` unless interrupted or short; gives up on
-/// an error (the lines are dropped).
-func writeWhole(_ bytes: UnsafeRawBufferPointer, to descriptor: CInt) {
+/// an error (the lines are dropped). Also the server's own log's writer (standard error).
+package func writeWhole(_ bytes: UnsafeRawBufferPointer, to descriptor: CInt) {
     guard let base = bytes.baseAddress else { return }
     var offset = 0
     while offset < bytes.count {

@@ -73,7 +73,7 @@ extension OriginServerConfiguration {
         #if os(Linux)
         // `Cpus_allowed:` in /proc/self/status: the affinity mask in hex, 32-bit groups separated by
         // commas (`sched_getaffinity` needs `_GNU_SOURCE`, which Swift's Glibc module lacks).
-        guard let status = readSmallFile("/proc/self/status"),
+        guard let status = ProcessSample.readSmallFile("/proc/self/status"),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") })
         else { return cores }
         let allowed = line.dropFirst("Cpus_allowed:".count).reduce(0) { count, character in
@@ -85,19 +85,4 @@ extension OriginServerConfiguration {
         #endif
     }
 
-    #if os(Linux)
-    private static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 16 * 1024)
-        var length = 0
-        while length < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + length, $0.count - length) }
-            guard count > 0 else { break }
-            length += count
-        }
-        return String(decoding: bytes[..<length], as: UTF8.self)
-    }
-    #endif
 }
