@@ -57,7 +57,7 @@ struct TolerantPullTests {
         let metrics = OriginMetrics()
         let log = LogRecorder()
         let pull = HeadwaterConfiguration.Channel.PullSource(
-            url: upstream.url("/live/master.m3u8"), targetDuration: 2, timeoutMilliseconds: 500)
+            url: upstream.url("/live/master.m3u8"), targetDuration: 2, timeoutMilliseconds: 2_000)
         let channel = HeadwaterConfiguration.Channel(name: "live", source: .pull(pull), windowSeconds: 6)
         let source = try PullChannelSource(
             channel: channel, source: pull, stateDirectory: state, runTag: "t", registry: registry,
@@ -67,7 +67,8 @@ struct TolerantPullTests {
         defer { task.cancel() }
 
         var served: [UInt8]?
-        let deadline = ContinuousClock.now + .seconds(8)
+        // Generous: a full parallel test run can starve this task and the source's polls for seconds.
+        let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             // Wait for the window and for several reloads of the unchanged upstream playlist.
             if let rendered = registry.snapshot(of: "live")?.mediaPlaylists["v0"],
@@ -79,7 +80,7 @@ struct TolerantPullTests {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        let bytes = try #require(served, "not live within 8 s: \(log.lines)")
+        let bytes = try #require(served, "not live within 30 s: \(log.lines)")
         let playlist = try PlaylistParser().parseMedia(bytes)
         #expect(try PlaylistParser().parseTolerating(bytes).deviations.isEmpty)
         #expect(PlaylistValidator.validate(playlist).isEmpty, "\(PlaylistValidator.validate(playlist))")
