@@ -5,4 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash Tests/tools/install-test-clients.sh
+# The module graph (layers; declared = imported): the checker's selftest, then the check itself.
+bash Tests/tools/check-module-graph-selftest.sh
+python3 Tests/tools/check-module-graph.py
 swift test "$@"
