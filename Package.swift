@@ -21,6 +21,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.0"),
@@ -41,22 +42,61 @@ let package = Package(
         // zlib, for compressing each playlist version once (system library, zlib1g-dev).
         .systemLibrary(name: "CHeadwaterZlib", providers: [.apt(["zlib1g-dev"])]),
 
-        /// Channels, live windows, sources (loop, push), segment store, configuration, clock.
+        /// A channel's live window as a pure state machine: what a source delivered becomes a
+        /// sliding-window playlist with stable numbering, retention (C7), stall fill and the status
+        /// page's view; plus the value types every channel shares (segment files, status, content).
+        /// Values in, values out: no I/O, no clock, no NIO.
+        .target(name: "HeadwaterLiveWindow", dependencies: ["HeadwaterHLS", "HeadwaterMedia"], swiftSettings: swiftSettings),
+
+        /// `headwater.yaml` and the ad configuration: YAML reading, validation and defaults, every
+        /// problem as `file:line: key.path: message`, and what a reload changes.
         .target(
-            name: "HeadwaterCore",
+            name: "HeadwaterConfiguration",
+            dependencies: [
+                "HeadwaterHLS", "HeadwaterStitching", "HeadwaterLiveWindow",
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        /// What the origin serves from, independent of where channels come from and of HTTP: the
+        /// channel registry and its snapshots, playlist rendering and gzip, viewer sessions, ad
+        /// insertion per request, metrics, and the process's systemd and version facts.
+        .target(
+            name: "HeadwaterRuntime",
             dependencies: [
                 "HeadwaterHLS",
-                "HeadwaterSCTE35",
                 "HeadwaterStitching",
-                "HeadwaterMedia",
+                "HeadwaterLiveWindow",
                 "CHeadwaterZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        /// Where channels come from, side by side: the looping demo, push ingest, a watched
+        /// directory and pull from an upstream origin; the windowed channel the last three feed;
+        /// and the supervisor that starts, reloads and stops them.
+        .target(
+            name: "HeadwaterSources",
+            dependencies: [
+                "HeadwaterHLS",
+                "HeadwaterMedia",
+                "HeadwaterStitching",
+                "HeadwaterLiveWindow",
+                "HeadwaterConfiguration",
+                "HeadwaterRuntime",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -80,24 +120,14 @@ let package = Package(
         .target(
             name: "HeadwaterHTTP",
             dependencies: [
-                "HeadwaterCore",
+                "HeadwaterHLS",
+                "HeadwaterStitching",
+                "HeadwaterLiveWindow",
+                "HeadwaterConfiguration",
+                "HeadwaterRuntime",
+                "HeadwaterSources",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-
-        /// Pull sources: follows an upstream HLS origin's playlists over HTTP (AsyncHTTPClient).
-        .target(
-            name: "HeadwaterPull",
-            dependencies: [
-                "HeadwaterCore",
-                "HeadwaterHLS",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -111,9 +141,11 @@ let package = Package(
             dependencies: [
                 "HeadwaterHLS",
                 "HeadwaterSCTE35",
-                "HeadwaterCore",
+                "HeadwaterLiveWindow",
+                "HeadwaterConfiguration",
+                "HeadwaterRuntime",
+                "HeadwaterSources",
                 "HeadwaterHTTP",
-                "HeadwaterPull",
                 "HeadwaterStitching",
                 "HeadwaterTracking",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -132,7 +164,7 @@ let package = Package(
             dependencies: [
                 "HeadwaterHLS",
                 "HeadwaterStitching",
-                "HeadwaterCore",
+                "HeadwaterRuntime",
                 "HeadwaterTracking",
                 "CHeadwaterAllocationCounter",
                 "CHeadwaterZlib",
@@ -186,8 +218,10 @@ let package = Package(
         .testTarget(
             name: "HeadwaterCoreTests",
             dependencies: [
-                "HeadwaterCore", "HeadwaterStitching", "HeadwaterSCTE35", "HeadwaterHLS", "HeadwaterTesting",
+                "HeadwaterLiveWindow", "HeadwaterConfiguration", "HeadwaterRuntime", "HeadwaterSources", "HeadwaterMedia",
+                "HeadwaterStitching", "HeadwaterSCTE35", "HeadwaterHLS", "HeadwaterTesting",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -195,20 +229,35 @@ let package = Package(
             name: "HeadwaterHTTPTests",
             dependencies: [
                 "HeadwaterHTTP",
+                "HeadwaterLiveWindow",
+                "HeadwaterConfiguration",
+                "HeadwaterRuntime",
+                "HeadwaterSources",
+                "HeadwaterHLS",
+                "HeadwaterStitching",
                 "HeadwaterTesting",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HeadwaterPullTests",
             dependencies: [
-                "HeadwaterPull",
-                "HeadwaterCore",
+                "HeadwaterSources",
+                "HeadwaterLiveWindow",
+                "HeadwaterConfiguration",
+                "HeadwaterRuntime",
                 "HeadwaterHLS",
                 "HeadwaterTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -223,6 +272,7 @@ let package = Package(
                 "HeadwaterHLS",
                 "HeadwaterTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -237,9 +287,12 @@ let package = Package(
             name: "HeadwaterEndToEndTests",
             dependencies: [
                 "HeadwaterHTTP",
-                "HeadwaterCore",
+                "HeadwaterLiveWindow",
+                "HeadwaterRuntime",
+                "HeadwaterSources",
                 "HeadwaterHLS",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -248,7 +301,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HeadwaterCLITests",
-            dependencies: ["headwater", "HeadwaterHLS", "HeadwaterTesting"],
+            dependencies: ["headwater", "HeadwaterHLS", "HeadwaterRuntime", "HeadwaterTesting"],
             swiftSettings: swiftSettings
         ),
     ]

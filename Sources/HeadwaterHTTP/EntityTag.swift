@@ -1,4 +1,3 @@
-import HeadwaterCore
 
 /// An entity tag (RFC 9110 §8.8.3) as it appears in `ETag`: `"opaque"` or `W/"opaque"`.
 ///

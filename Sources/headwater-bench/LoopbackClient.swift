@@ -1,7 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
-import HeadwaterCore
+import HeadwaterRuntime
 import NIOCore
 import NIOHTTP1
 

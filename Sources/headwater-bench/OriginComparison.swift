@@ -1,7 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
-import HeadwaterCore
+import HeadwaterRuntime
 import NIOHTTP1
 
 /// One run of `headwater-bench all`: starts Headwater, snapshots what it serves into the files

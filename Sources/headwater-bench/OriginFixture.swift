@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import HeadwaterCore
 
 #if canImport(Glibc)
 import Glibc

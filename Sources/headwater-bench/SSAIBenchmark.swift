@@ -1,7 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
-import HeadwaterCore
+import HeadwaterRuntime
 
 /// Stitched playlists against the shared playlist over loopback HTTP, in one run: starts the release
 /// `headwater serve` (pinned to CPU 0), opens distinct viewer sessions, and runs wrk (pinned to CPU 1)

@@ -1,6 +1,6 @@
 import ArgumentParser
-import HeadwaterCore
 import HeadwaterHLS
+import HeadwaterRuntime
 import HeadwaterStitching
 import HeadwaterTracking
 

@@ -1,6 +1,8 @@
 import Foundation
-import HeadwaterCore
+import HeadwaterConfiguration
 import HeadwaterHLS
+import HeadwaterRuntime
+import HeadwaterSources
 import HeadwaterStitching
 import Logging
 

@@ -1,5 +1,6 @@
 import ArgumentParser
-import HeadwaterCore
+import HeadwaterConfiguration
+import HeadwaterSources
 
 /// `headwater check-config [FILE]`: validates a configuration (and loads every channel's source)
 /// without serving. Exit 0 when valid, 78 (EX_CONFIG) with `file:line: key.path: message` lines.

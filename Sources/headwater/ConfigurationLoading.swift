@@ -1,5 +1,7 @@
 import Foundation
-import HeadwaterCore
+import HeadwaterConfiguration
+import HeadwaterLiveWindow
+import HeadwaterSources
 import HeadwaterStitching
 
 /// The configuration `serve` and `check-config` use: the given file, else `Config/headwater.yaml`,

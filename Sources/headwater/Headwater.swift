@@ -1,5 +1,5 @@
 import ArgumentParser
-import HeadwaterCore
+import HeadwaterRuntime
 
 /// `headwater`: the HLS live origin and its tools.
 @main

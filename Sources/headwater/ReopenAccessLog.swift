@@ -1,5 +1,6 @@
-import HeadwaterCore
+import HeadwaterConfiguration
 import HeadwaterHTTP
+import HeadwaterSources
 import Logging
 import ServiceLifecycle
 import UnixSignals

@@ -1,9 +1,11 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
-import HeadwaterCore
+import HeadwaterConfiguration
 import HeadwaterHTTP
-import HeadwaterPull
+import HeadwaterLiveWindow
+import HeadwaterRuntime
+import HeadwaterSources
 import HeadwaterStitching
 import HeadwaterTracking
 import Logging
@@ -105,7 +107,7 @@ struct Serve: AsyncParsableCommand {
         let supervisor = ChannelSupervisor(
             loaded: loaded, loader: { () throws(ConfigurationError) in try ConfigurationLoading.load(path: path) },
             push: push, registry: registry, logger: logger, makeSource: sources.make,
-            onReload: { result in OriginMetrics.configReload(result: result) },
+            onReload: { result in OriginMetrics.shared.configReload(result: result) },
             applyAds: { loaded in
                 ads.apply(loaded)
                 ReopenAccessLog.apply(loaded, to: accessLog, logger: logger)
@@ -190,10 +192,3 @@ struct SystemdReadiness: Service {
     }
 }
 
-extension Logger {
-    func with(metadataKey key: String, value: Logger.MetadataValue) -> Logger {
-        var copy = self
-        copy[metadataKey: key] = value
-        return copy
-    }
-}

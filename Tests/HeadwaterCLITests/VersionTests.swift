@@ -1,4 +1,4 @@
-import HeadwaterCore
+import HeadwaterRuntime
 import Testing
 
 @Suite("headwater --version")

@@ -1,6 +1,7 @@
 import Foundation
-import HeadwaterCore
+import HeadwaterConfiguration
 import HeadwaterHLS
+import HeadwaterSources
 import HeadwaterStitching
 import Testing
 

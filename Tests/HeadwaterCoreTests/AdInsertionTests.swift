@@ -1,7 +1,10 @@
 import Foundation
-import HeadwaterCore
+import HeadwaterConfiguration
 import HeadwaterHLS
+import HeadwaterLiveWindow
+import HeadwaterRuntime
 import HeadwaterSCTE35
+import HeadwaterSources
 import HeadwaterStitching
 import Logging
 import Testing

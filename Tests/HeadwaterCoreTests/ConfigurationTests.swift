@@ -1,4 +1,5 @@
-import HeadwaterCore
+import HeadwaterConfiguration
+import HeadwaterLiveWindow
 import Testing
 
 @Suite("Configuration (Config/headwater.yaml)")

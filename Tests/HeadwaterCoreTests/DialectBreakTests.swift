@@ -1,12 +1,14 @@
 import Foundation
+@testable import HeadwaterConfiguration
 import HeadwaterHLS
+@testable import HeadwaterRuntime
 import HeadwaterSCTE35
+@testable import HeadwaterSources
 import HeadwaterStitching
 import Logging
 import NIOCore
 import Testing
 
-@testable import HeadwaterCore
 
 /// The committed demo ad configuration (Config/ads.yaml) and public directory.
 private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -1,6 +1,9 @@
 import Foundation
-@testable import HeadwaterCore
+@testable import HeadwaterConfiguration
 import HeadwaterHLS
+@testable import HeadwaterLiveWindow
+@testable import HeadwaterRuntime
+@testable import HeadwaterSources
 import Logging
 import NIOCore
 import Testing

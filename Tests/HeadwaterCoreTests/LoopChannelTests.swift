@@ -1,6 +1,8 @@
 import Foundation
-import HeadwaterCore
 import HeadwaterHLS
+import HeadwaterLiveWindow
+import HeadwaterRuntime
+import HeadwaterSources
 import NIOCore
 import Testing
 

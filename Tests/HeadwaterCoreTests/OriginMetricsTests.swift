@@ -1,6 +1,9 @@
 import Foundation
-@testable import HeadwaterCore
+@testable import HeadwaterConfiguration
 import HeadwaterHLS
+@testable import HeadwaterLiveWindow
+@testable import HeadwaterRuntime
+@testable import HeadwaterSources
 import HeadwaterStitching
 import Logging
 import Testing
@@ -46,9 +49,9 @@ struct OriginMetricsTests {
             try put("x_0\(n).ts", segment)
             try put("x_0.m3u8", Array(PushIngestTests.playlist(first: 0, count: n + 1).utf8))
         }
-        #expect(throws: PushError.self) { try ingest.authorize(channel: "live", authorization: "Bearer wrong") }
-        #expect(throws: PushError.self) { try ingest.authorize(channel: "nosuch", authorization: "Bearer t") }
-        #expect(throws: PushError.self) { try put("x_0.m3u8", Array("not a playlist".utf8)) }
+        #expect(throws: IngestRefusal.self) { try ingest.authorize(channel: "live", authorization: "Bearer wrong") }
+        #expect(throws: IngestRefusal.self) { try ingest.authorize(channel: "nosuch", authorization: "Bearer t") }
+        #expect(throws: IngestRefusal.self) { try put("x_0.m3u8", Array("not a playlist".utf8)) }
 
         #expect(Self.value(metrics, #"headwater_ingest_segments_total{channel="live"}"#) == 3)
         #expect(Self.value(metrics, #"headwater_ingest_bytes_total{channel="live"}"#) == Double(3 * segment.count))
@@ -65,29 +68,39 @@ struct OriginMetricsTests {
 
     @Test func windowedChannelCountsRefusalsOfAnySource() {
         let metrics = OriginMetrics()
-        let window = PushWindow(configuration: .init(channel: "dir", targetDuration: 2, windowSeconds: 6, runTag: "r"))
+        let window = LiveWindow(configuration: .init(channel: "dir", targetDuration: 2, windowSeconds: 6, runTag: "r"))
         let channel = WindowedChannel(
             name: "dir", sourceType: "directory", window: window, directory: "/nonexistent", registry: ChannelRegistry(),
             clock: ManualWallClock(), logger: Logger(label: "test"), metrics: metrics)
-        channel.rejected(PushError(status: 422, "bad", reason: .malformedPlaylist))
-        channel.rejected(PushError(status: 422, "bad", reason: .malformedPlaylist))
-        channel.rejected(PushError(status: 413, "big", reason: .tooLarge))
+        channel.rejected(IngestRefusal(status: 422, "bad", reason: .malformedPlaylist))
+        channel.rejected(IngestRefusal(status: 422, "bad", reason: .malformedPlaylist))
+        channel.rejected(IngestRefusal(status: 413, "big", reason: .tooLarge))
         let rejected = "headwater_ingest_rejected_total"
         #expect(Self.value(metrics, rejected + #"{channel="dir",reason="malformed_playlist"}"#) == 2)
         #expect(Self.value(metrics, rejected + #"{channel="dir",reason="too_large"}"#) == 1)
         #expect(channel.counters[.malformedPlaylist] == 2)
     }
 
-    @Test func renderingCountsIntoTheTaskLocalInstance() {
+    @Test("a window's renderer renders and counts each playlist once per version, into its own instance")
+    func renderingCountsOncePerVersion() {
         let metrics = OriginMetrics()
         var playlist = MediaPlaylistFixture.minimal
         playlist.targetDuration = 2
-        OriginMetrics.$current.withValue(metrics) {
-            _ = PlaylistRendering.render(playlist, tag: "t", version: 1, publishedAt: 0)
-            _ = PlaylistRendering.render(playlist, tag: "t", version: 2, publishedAt: 0)
+        var renderer = WindowRenderer(metrics: metrics)
+        func version(_ n: UInt64) -> WindowVersion {
+            WindowVersion(
+                channel: "c", state: .live,
+                multivariant: .init(model: MultivariantPlaylist(), tag: "c-master", version: 1),
+                media: ["v0": .init(model: playlist, tag: "c-v0", version: n)], segments: [:], targetDuration: 2,
+                status: ChannelStatus(source: "push", targetDuration: 2, windowSeconds: 6), publishedAt: 0)
         }
+        let first = renderer.snapshot(of: version(1))
+        let again = renderer.snapshot(of: version(1))
+        let next = renderer.snapshot(of: version(2))
+        #expect(first.mediaPlaylists["v0"]?.entityTag == "\"c-v0-1\"" && again.mediaPlaylists["v0"]?.entityTag == "\"c-v0-1\"")
+        #expect(next.mediaPlaylists["v0"]?.entityTag == "\"c-v0-2\"")
         #expect(Self.value(metrics, #"headwater_playlist_renders_total{kind="media"}"#) == 2)
-        #expect(Self.value(metrics, #"headwater_playlist_renders_total{kind="multivariant"}"#) == 0)
+        #expect(Self.value(metrics, #"headwater_playlist_renders_total{kind="multivariant"}"#) == 1)
     }
 
     @Test func stallAndReloadAPI() {
@@ -97,10 +110,8 @@ struct OriginMetricsTests {
             #expect(Self.value(metrics, #"headwater_config_reloads_total{result="\#(result.rawValue)"}"#) == 0)
         }
         metrics.stallDetected(channel: "demo")
-        OriginMetrics.$current.withValue(metrics) {
-            OriginMetrics.stallDetected(channel: "demo")
-            OriginMetrics.configReload(result: .rejected)
-        }
+        metrics.stallDetected(channel: "demo")
+        metrics.configReload(result: .rejected)
         #expect(Self.value(metrics, #"headwater_stalls_total{channel="demo"}"#) == 2)
         #expect(Self.value(metrics, #"headwater_config_reloads_total{result="rejected"}"#) == 1)
         #expect(Self.value(metrics, #"headwater_config_reloads_total{result="applied"}"#) == 0)
@@ -153,7 +164,7 @@ struct ZeroInitialisedMetricsTests {
             #"headwater_stitched_playlists_total{outcome="\#($0.rawValue)"}"#
         }
         for channel in [""] + channels {
-            series += PushCounters.Reason.allCases.map {
+            series += IngestCounters.Reason.allCases.map {
                 #"headwater_ingest_rejected_total{channel="\#(channel)",reason="\#($0.rawValue)"}"#
             }
         }

@@ -1,4 +1,4 @@
-import HeadwaterCore
+import HeadwaterConfiguration
 import Testing
 
 @Suite("Configuration: push sources")

@@ -1,6 +1,9 @@
 import Foundation
-import HeadwaterCore
+import HeadwaterConfiguration
 import HeadwaterHLS
+import HeadwaterLiveWindow
+import HeadwaterRuntime
+import HeadwaterSources
 import Logging
 import NIOCore
 import Synchronization
@@ -78,7 +81,7 @@ final class PushIngestTests {
         do {
             try body()
             Issue.record("expected \(status)")
-        } catch let error as PushError {
+        } catch let error as IngestRefusal {
             #expect(error.status == status, "\(error)")
             #expect(text.isEmpty || error.message.contains(text), "\(error.message)")
         } catch {

@@ -1,5 +1,6 @@
-import HeadwaterCore
 import HeadwaterHLS
+import HeadwaterLiveWindow
+import HeadwaterRuntime
 
 /// An encoder pushing aligned renditions the way ffmpeg's HLS muxer does: `x_0.m3u8` lists
 /// `x_00.ts`, `x_01.ts`, …; a restart starts numbering (and names) over.
@@ -79,7 +80,7 @@ struct FakeEncoder {
     }
 
     /// Uploads `segment` of every rendition, then every playlist.
-    mutating func push(_ segment: Segment, into window: inout PushWindow) throws {
+    mutating func push(_ segment: Segment, into window: inout LiveWindow) throws {
         for rendition in renditions {
             _ = window.segmentStored(
                 path: Self.uri(rendition, segment.sequence), file: file(rendition, segment), completedAt: clock)
@@ -98,7 +99,7 @@ struct PushChecker {
     var versions = 0
     var checksAlignment = true
 
-    mutating func check(_ window: inout PushWindow, after outcome: PushWindow.Outcome, now: Int64, _ label: String) {
+    mutating func check(_ window: inout LiveWindow, after outcome: LiveWindow.Outcome, now: Int64, _ label: String) {
         deleted.formUnion(outcome.filesToDelete)
         let snapshot = window.snapshot(now: now)
         var playlists: [String: MediaPlaylist] = [:]
@@ -147,7 +148,7 @@ struct PushChecker {
 
     /// C14: the same MSN in two renditions is the same encoder segment, with the same discontinuity
     /// sequence number and date.
-    static func alignment(_ playlists: [String: MediaPlaylist], _ snapshot: ChannelSnapshot) -> [String] {
+    static func alignment(_ playlists: [String: MediaPlaylist], _ snapshot: WindowVersion) -> [String] {
         var problems: [String] = []
         var reference: [UInt64: (rendition: String, source: String?, dsn: UInt64, date: ProgramDateTime?)] = [:]
         for name in playlists.keys.sorted() {

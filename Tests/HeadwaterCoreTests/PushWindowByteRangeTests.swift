@@ -1,5 +1,5 @@
-import HeadwaterCore
 import HeadwaterHLS
+import HeadwaterLiveWindow
 import Testing
 
 /// Encoders that list EXT-X-BYTERANGE sub-ranges of uploaded files: several segments per file, or
@@ -31,7 +31,7 @@ struct PushWindowByteRangeTests {
 
     @Test("several segments per uploaded file: ranges pass through, the head always has its offset, names shared")
     func chunkFiles() throws {
-        var window = PushWindow(
+        var window = LiveWindow(
             configuration: .init(channel: "live", targetDuration: 2, windowSeconds: 12, runTag: "t1"))
         var checker = PushChecker()
         var clock = Self.clockStart
@@ -68,7 +68,7 @@ struct PushWindowByteRangeTests {
 
     @Test("a growing file uploaded again: a range is listed once an upload reaches it; no restart is seen")
     func growingFile() throws {
-        var window = PushWindow(
+        var window = LiveWindow(
             configuration: .init(channel: "live", targetDuration: 2, windowSeconds: 12, runTag: "t1"))
         var checker = PushChecker()
         var reports: [PushReport] = []
@@ -111,7 +111,7 @@ struct PushWindowByteRangeTests {
 
     @Test("a range with no offset to follow is listed as EXT-X-GAP, not guessed")
     func rangeWithoutOffset() throws {
-        var window = PushWindow(
+        var window = LiveWindow(
             configuration: .init(channel: "live", targetDuration: 2, windowSeconds: 12, runTag: "t1"))
         var clock = Self.clockStart
         var reports: [PushReport] = []

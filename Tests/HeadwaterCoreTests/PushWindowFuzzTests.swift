@@ -1,5 +1,5 @@
-import HeadwaterCore
 import HeadwaterHLS
+import HeadwaterLiveWindow
 import HeadwaterTesting
 import Testing
 
@@ -44,7 +44,7 @@ struct PushWindowFuzzTests {
         let renditions = Array(["x_0", "x_1", "x_2"].prefix(random.int(1...3)))
         var encoder = FakeEncoder(renditions: renditions)
         encoder.playlistLength = random.int(3...8)
-        var window = PushWindow(
+        var window = LiveWindow(
             configuration: .init(
                 channel: "live", targetDuration: 2, windowSeconds: random.pick([6, 10, 16]), runTag: "t1"))
         var checker = PushChecker()
@@ -53,7 +53,7 @@ struct PushWindowFuzzTests {
         var queues: [String: [Action]] = [:]
         var rangeNumber = 0
         func deliver(_ action: Action, _ rendition: String, _ label: String) throws {
-            let outcome: PushWindow.Outcome
+            let outcome: LiveWindow.Outcome
             switch action {
             case .upload(let path, let file):
                 outcome = window.segmentStored(path: path, file: file, completedAt: encoder.clock)

@@ -1,5 +1,5 @@
-import HeadwaterCore
 import HeadwaterHLS
+import HeadwaterLiveWindow
 import Testing
 
 /// A window that lists remote segments (a pull source in `reference` mode): absolute `http(s)`
@@ -19,8 +19,8 @@ struct PushWindowRemoteTests {
         return playlist
     }
 
-    static func window(remote: Bool) -> PushWindow {
-        PushWindow(
+    static func window(remote: Bool) -> LiveWindow {
+        LiveWindow(
             configuration: .init(
                 channel: "live", targetDuration: 2, windowSeconds: 6, runTag: "t", listsRemoteSegments: remote))
     }

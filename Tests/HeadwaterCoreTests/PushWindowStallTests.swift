@@ -1,5 +1,6 @@
-import HeadwaterCore
 import HeadwaterHLS
+import HeadwaterLiveWindow
+import HeadwaterRuntime
 import Testing
 
 /// Target-duration refresh, enforced: a stalled source never leaves a playlist unchanged for
@@ -22,7 +23,7 @@ struct PushWindowStallTests {
 
     /// Drives an encoder and the window's clock in 100 ms ticks, checking every published version.
     struct Run {
-        var window: PushWindow
+        var window: LiveWindow
         var encoder = FakeEncoder(renditions: ["x_0", "x_1"])
         var checker = PushChecker()
         var reports: [PushReport] = []
@@ -31,7 +32,7 @@ struct PushWindowStallTests {
         var deleted: [String] = []
 
         init(fill: StallPolicy.Fill, slate: SlateLibrary? = PushWindowStallTests.slate) {
-            window = PushWindow(
+            window = LiveWindow(
                 configuration: .init(
                     channel: "live", targetDuration: 2, windowSeconds: 12, runTag: "t1",
                     stall: StallPolicy(fill: fill, slate: slate)))

@@ -1,13 +1,14 @@
 import Foundation
-import HeadwaterCore
 import HeadwaterHLS
+import HeadwaterLiveWindow
+import HeadwaterRuntime
 import HeadwaterTesting
 import Testing
 
 @Suite("Push window")
 struct PushWindowTests {
-    static func makeWindow(window: Int = 12, targetDuration: Int = 2) -> PushWindow {
-        PushWindow(
+    static func makeWindow(window: Int = 12, targetDuration: Int = 2) -> LiveWindow {
+        LiveWindow(
             configuration: .init(channel: "live", targetDuration: targetDuration, windowSeconds: window, runTag: "t1"))
     }
 
@@ -37,7 +38,9 @@ struct PushWindowTests {
         try encoder.push(encoder.produce(), into: &window)
         let snapshot = window.snapshot(now: encoder.clock)
         #expect(snapshot.state == .live && snapshot.segments["x_0"]?.count == 3 && snapshot.multivariant != nil)
-        #expect(snapshot.mediaPlaylists["x_0"]?.entityTag == "\"live-x_0-t1-2\"")
+        #expect(snapshot.media["x_0"]?.tag == "live-x_0-t1" && snapshot.media["x_0"]?.version == 2)
+        var renderer = WindowRenderer(metrics: OriginMetrics())
+        #expect(renderer.snapshot(of: snapshot).mediaPlaylists["x_0"]?.entityTag == "\"live-x_0-t1-2\"")
     }
 
     @Test("numbering continues across an encoder restart, with a discontinuity and a date (C3, B7)")
@@ -246,7 +249,7 @@ struct PushWindowClockNumberingTests {
     @Test("the first segment is numbered now / 100 ms; a channel started again later numbers above it (C3, C6)")
     func survivesRestart() throws {
         func run(startingAt clock: Int64, segments: Int) throws -> MediaPlaylist {
-            var window = PushWindow(
+            var window = LiveWindow(
                 configuration: .init(
                     channel: "live", targetDuration: 2, windowSeconds: 12, runTag: "r\(clock)", clockNumbering: true))
             var encoder = FakeEncoder()
@@ -271,7 +274,7 @@ struct PushWindowClockNumberingTests {
 struct PushWindowDeterministicRestartTests {
     @Test("a restart whose first segments are byte for byte the same as last run's is a restart, not an old copy")
     func identicalBytesAfterSilence() throws {
-        var window = PushWindow(configuration: .init(channel: "live", targetDuration: 2, windowSeconds: 12, runTag: "t1"))
+        var window = LiveWindow(configuration: .init(channel: "live", targetDuration: 2, windowSeconds: 12, runTag: "t1"))
         var clock: Int64 = 1_795_282_560_000_000
         func file(_ n: Int) -> SegmentFile {  // the same bytes, hence the same ETag, in every run
             SegmentFile(path: "/store/\(clock)/\(n)", length: 1000, entityTag: "\"same-\(n)\"", contentType: "video/mp2t", lastModified: 0)

@@ -1,5 +1,8 @@
 import Foundation
-import HeadwaterCore
+import HeadwaterConfiguration
+import HeadwaterLiveWindow
+import HeadwaterRuntime
+import HeadwaterSources
 import Logging
 import ServiceLifecycle
 import Synchronization

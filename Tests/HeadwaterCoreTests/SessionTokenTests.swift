@@ -1,8 +1,8 @@
 import Foundation
+@testable import HeadwaterRuntime
 import HeadwaterTesting
 import Testing
 
-@testable import HeadwaterCore
 
 /// Session tokens: the signed, self-contained viewer session of `/ssai/…` URLs.
 @Suite("Session tokens")

@@ -1,13 +1,14 @@
 import Foundation
 import HeadwaterHLS
+@testable import HeadwaterLiveWindow
+@testable import HeadwaterRuntime
 import HeadwaterStitching
+import HeadwaterTesting
 import Logging
 import NIOCore
 import Synchronization
-import HeadwaterTesting
 import Testing
 
-@testable import HeadwaterCore
 
 /// Stitched playlists as the origin serves them: prepared once per (channel version, rendition, pods)
 /// and shared, with each session's id spliced in; gzip composed from pieces compressed ahead. The

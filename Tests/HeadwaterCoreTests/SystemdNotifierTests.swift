@@ -1,4 +1,4 @@
-import HeadwaterCore
+import HeadwaterRuntime
 import HeadwaterTesting
 import Testing
 

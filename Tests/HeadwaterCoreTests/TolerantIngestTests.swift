@@ -1,11 +1,14 @@
 import Foundation
+@testable import HeadwaterConfiguration
 import HeadwaterHLS
+@testable import HeadwaterLiveWindow
+@testable import HeadwaterRuntime
+@testable import HeadwaterSources
 import HeadwaterTesting
 import Logging
 import NIOCore
 import Testing
 
-@testable import HeadwaterCore
 
 /// An encoder whose live playlist carries every tolerated media-playlist deviation at once: the
 /// PROGRAM-DATE-TIME before MEDIA-SEQUENCE and TARGETDURATION, a TAB as EXTINF title, a space after
@@ -150,7 +153,7 @@ final class TolerantIngestTests {
         do {
             try put(ingest, "x_0.m3u8", try Self.thirdParty("videojs-missingExtinf.m3u8"))
             Issue.record("a URI without EXTINF was accepted")
-        } catch let error as PushError {
+        } catch let error as IngestRefusal {
             #expect(error.status == 422 && error.message.contains("line 8"), "\(error.message)")
         }
         #expect(try served() == before)

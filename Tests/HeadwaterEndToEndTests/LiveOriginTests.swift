@@ -1,8 +1,9 @@
 import AsyncHTTPClient
 import Foundation
-import HeadwaterCore
 import HeadwaterHLS
 import HeadwaterHTTP
+import HeadwaterRuntime
+import HeadwaterSources
 import Logging
 import NIOCore
 import NIOHTTP1

@@ -1,5 +1,5 @@
 import Foundation
-import HeadwaterCore
+import HeadwaterConfiguration
 @testable import HeadwaterHTTP
 import Logging
 import NIOCore

@@ -1,6 +1,6 @@
 import HeadwaterHTTP
+import HeadwaterLiveWindow
 import HeadwaterTesting
-import HeadwaterCore
 import Testing
 
 @Test func segmentTagFromStableId() {

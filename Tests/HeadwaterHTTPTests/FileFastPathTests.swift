@@ -1,7 +1,8 @@
 import Foundation
-import HeadwaterCore
-import HeadwaterTesting
 @testable import HeadwaterHTTP
+import HeadwaterLiveWindow
+import HeadwaterRuntime
+import HeadwaterTesting
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1

@@ -1,8 +1,9 @@
 import AsyncHTTPClient
 import Foundation
-import HeadwaterCore
-import HeadwaterTesting
 @testable import HeadwaterHTTP
+import HeadwaterLiveWindow
+import HeadwaterRuntime
+import HeadwaterTesting
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -152,12 +153,10 @@ struct ObservabilityTests {
     @Test func stallsAndReloadsReportedThroughTheAPIAppearInMetrics() async throws {
         let metrics = OriginMetrics()
         metrics.stallDetected(channel: "fresh")
-        OriginMetrics.$current.withValue(metrics) {
-            OriginMetrics.stallDetected(channel: "fresh")  // the static form reports to `current`
-            OriginMetrics.configReload(result: .applied)
-            OriginMetrics.configReload(result: .rejected)
-            OriginMetrics.configReload(result: .rejected)
-        }
+        metrics.stallDetected(channel: "fresh")
+        metrics.configReload(result: .applied)
+        metrics.configReload(result: .rejected)
+        metrics.configReload(result: .rejected)
         let now: Int64 = 1_795_292_259_000_000
         try await withServer(
             content: Self.freshAndStale(now: now),
@@ -174,15 +173,15 @@ struct ObservabilityTests {
             }
         }
         let shared = String(decoding: OriginMetrics.shared.exposition(channels: []), as: UTF8.self)
-        #expect(!shared.contains("channel=\"fresh\""), "the static API reported to `current`, not `shared`")
+        #expect(!shared.contains("channel=\"fresh\""), "counted into the instance given, not `shared`")
     }
 
     @Test("headwater_http_open_connections: connections accepted and not yet closed, idle ones included")
     func openConnectionsAreCounted() async throws {
         let metrics = OriginMetrics()
         let gauge = "headwater_http_open_connections"
-        // The server's connection tracker counts into the task's `current` instance.
-        try await OriginMetrics.$current.withValue(metrics) {
+        // The server's connection tracker counts into the configured instance.
+        do {
             try await withServer(configure: { $0.metrics = metrics }) { port in
                 try await Self.withClient { client in
                     let (_, before) = try await Self.scrape(client, port) { $0[gauge, [:]] == 1 }

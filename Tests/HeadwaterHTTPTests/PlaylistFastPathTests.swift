@@ -1,6 +1,7 @@
-import HeadwaterCore
-import HeadwaterTesting
+import HeadwaterHLS
 @testable import HeadwaterHTTP
+import HeadwaterRuntime
+import HeadwaterTesting
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1

@@ -1,7 +1,7 @@
-import HeadwaterCore
+@testable import HeadwaterHTTP
+import HeadwaterRuntime
 import HeadwaterTesting
 import Logging
-@testable import HeadwaterHTTP
 import NIOCore
 import NIOEmbedded
 import Testing

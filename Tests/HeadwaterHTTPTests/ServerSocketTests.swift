@@ -1,5 +1,4 @@
 import AsyncHTTPClient
-import HeadwaterCore
 import HeadwaterHTTP
 import Logging
 import NIOCore

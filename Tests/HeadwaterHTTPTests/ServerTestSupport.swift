@@ -1,8 +1,9 @@
 import AsyncHTTPClient
 import Foundation
-import HeadwaterCore
-import HeadwaterTesting
 @testable import HeadwaterHTTP
+import HeadwaterLiveWindow
+import HeadwaterRuntime
+import HeadwaterTesting
 import Logging
 import NIOCore
 import NIOEmbedded

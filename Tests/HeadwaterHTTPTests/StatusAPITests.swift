@@ -1,8 +1,11 @@
 import AsyncHTTPClient
 import Foundation
-import HeadwaterCore
+import HeadwaterConfiguration
 import HeadwaterHLS
 @testable import HeadwaterHTTP
+import HeadwaterLiveWindow
+import HeadwaterRuntime
+import HeadwaterSources
 import HeadwaterStitching
 import Logging
 import NIOCore

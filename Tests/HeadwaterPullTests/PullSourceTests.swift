@@ -1,9 +1,11 @@
 import AsyncHTTPClient
 import Foundation
-import HeadwaterCore
+@testable import HeadwaterConfiguration
 import HeadwaterHLS
+@testable import HeadwaterLiveWindow
+@testable import HeadwaterRuntime
+@testable import HeadwaterSources
 import HeadwaterTesting
-@testable import HeadwaterPull
 import Logging
 import NIOCore
 import NIOHTTP1

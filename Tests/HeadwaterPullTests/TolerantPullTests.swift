@@ -1,8 +1,9 @@
 import AsyncHTTPClient
 import Foundation
-import HeadwaterCore
+import HeadwaterConfiguration
 import HeadwaterHLS
-import HeadwaterPull
+import HeadwaterRuntime
+import HeadwaterSources
 import HeadwaterTesting
 import Logging
 import NIOCore

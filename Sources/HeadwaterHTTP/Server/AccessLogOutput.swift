@@ -1,4 +1,4 @@
-public import HeadwaterCore
+public import HeadwaterConfiguration
 import Synchronization
 
 #if canImport(Glibc)

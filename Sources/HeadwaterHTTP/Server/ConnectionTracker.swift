@@ -1,4 +1,4 @@
-import HeadwaterCore
+import HeadwaterRuntime
 import NIOCore
 import Synchronization
 
@@ -23,7 +23,7 @@ final class ConnectionTracker: Sendable {
 
     /// - Parameter metrics: where open connections are counted; by default the task's
     ///   ``OriginMetrics/current`` (the process's, unless a test bound its own).
-    init(metrics: OriginMetrics = .current) {
+    init(metrics: OriginMetrics = .shared) {
         self.metrics = metrics
     }
 

@@ -1,4 +1,5 @@
-import HeadwaterCore
+import HeadwaterHLS
+import HeadwaterRuntime
 import NIOCore
 import NIOHTTP1
 

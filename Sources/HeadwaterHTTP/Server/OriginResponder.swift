@@ -1,4 +1,5 @@
-import HeadwaterCore
+import HeadwaterLiveWindow
+import HeadwaterRuntime
 import Logging
 import NIOCore
 import NIOHTTP1

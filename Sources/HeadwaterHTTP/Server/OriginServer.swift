@@ -1,4 +1,4 @@
-public import HeadwaterCore
+public import HeadwaterRuntime
 public import Logging
 public import NIOCore
 import NIOHTTP1

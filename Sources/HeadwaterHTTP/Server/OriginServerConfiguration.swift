@@ -1,4 +1,3 @@
-public import HeadwaterCore
 
 /// Settings of the HTTP/1.1 origin (``OriginServer``).
 public struct OriginServerConfiguration: Sendable, Hashable {
@@ -62,6 +61,7 @@ public struct OriginServerConfiguration: Sendable, Hashable {
 import Glibc
 #endif
 import NIOCore
+public import HeadwaterRuntime
 
 extension OriginServerConfiguration {
     /// CPUs this process may run on: its affinity mask (`taskset`, systemd `CPUAffinity=`), within

@@ -1,4 +1,5 @@
-public import HeadwaterCore
+import HeadwaterLiveWindow
+public import HeadwaterSources
 import NIOCore
 import NIOHTTP1
 
@@ -32,7 +33,7 @@ public struct PushIngestSink: IngestSink {
         }
     }
 
-    static func map(_ error: PushError) -> IngestError {
+    static func map(_ error: IngestRefusal) -> IngestError {
         if error.status == 401 { return .unauthorized(error.message, challenge: "Bearer realm=\"headwater\"") }
         return IngestError(status: HTTPResponseStatus(statusCode: error.status), message: error.message)
     }

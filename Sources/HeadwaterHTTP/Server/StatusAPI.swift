@@ -3,11 +3,12 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import HeadwaterCore
 import HeadwaterHLS
 import HeadwaterStitching
 import NIOCore
 import NIOHTTP1
+import HeadwaterLiveWindow
+import HeadwaterRuntime
 
 /// `GET /api/status`: what the status page (`Public/index.html`) draws, as JSON. Every channel's
 /// state and its ``ChannelStatus`` (renditions with their segment timelines, stalls, ingest

@@ -1,4 +1,4 @@
-import HeadwaterCore
+import HeadwaterRuntime
 import Logging
 import NIOCore
 import NIOHTTP1

@@ -1,0 +1,182 @@
+import Foundation
+import HeadwaterHLS
+import HeadwaterLiveWindow
+import HeadwaterStitching
+
+/// An ad creative (or the slate) read from a VOD package on disk: a multivariant playlist whose media
+/// playlists (`v0/index.m3u8`, `audio-alt/index.m3u8`, …) list the segments. Each media playlist
+/// becomes the creative rendition of the same name as the content rendition it stands in for, by
+/// the naming loop channels use (``LoopPackage/renditionName(for:)``), so a creative packaged like
+/// the content matches it rendition for rendition.
+///
+/// Segment URIs in stitched playlists are the package's URL prefix (`/ads/ad1/`) followed by each
+/// segment's path inside the package (`v0/seg-00000.ts`). Segments are not probed here: the
+/// segmentation checks (same EXTINFs in every rendition, within the target duration) are
+/// ``AdRuleSet/validate(renditions:targetDuration:maximumSegmentDuration:)``'s, per channel.
+struct CreativePackage: Sendable, Hashable {
+    struct Rendition: Sendable, Hashable {
+        var media: CreativeRendition
+        /// The media playlist's path inside the package (`v0/index.m3u8`), for messages.
+        var playlist: String
+        /// Per segment, the line of its EXTINF in the media playlist.
+        var lines: [Int]
+    }
+
+    /// By rendition name.
+    var renditions: [String: Rendition]
+
+    /// Why a package cannot be used: one line, naming the file inside the package (and its line).
+    struct LoadError: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// Reads the package at `multivariantPath`; its segments are served under `urlPrefix` (ends with `/`).
+    static func load(multivariantPath: String, urlPrefix: String) throws(LoadError) -> CreativePackage {
+        let parent = PathNormalization.directory(of: multivariantPath)
+        let directory = parent.isEmpty ? "." : parent
+        let top: Playlist
+        do {
+            top = try PlaylistParser().parse(try read(multivariantPath, shown: multivariantPath))
+        } catch let error as PlaylistParseError {
+            throw LoadError("\(multivariantPath):\(error.line): \(error.code): \(error.message)")
+        } catch let error as LoadError {
+            throw error
+        } catch {
+            throw LoadError("\(multivariantPath): \(error)")
+        }
+        guard case .multivariant(let master) = top, !master.variants.isEmpty else {
+            throw LoadError("\(multivariantPath): must be a multivariant playlist (EXT-X-STREAM-INF), one media playlist per rendition")
+        }
+        var uris: [String] = []
+        for uri in master.variants.map(\.uri) + master.renditions.compactMap(\.uri) where !uris.contains(uri) {
+            uris.append(uri)
+        }
+        var renditions: [String: Rendition] = [:]
+        for uri in uris {
+            guard let relative = PathNormalization.inside(uri) else {
+                throw LoadError("\(multivariantPath): media playlist \"\(uri)\" must be a relative path inside the package")
+            }
+            let name = Naming.renditionName(forPlaylistURI: relative)
+            guard renditions[name] == nil else {
+                throw LoadError("\(multivariantPath): two media playlists map to rendition name \"\(name)\"")
+            }
+            renditions[name] = try loadRendition(relative, directory: directory, urlPrefix: urlPrefix)
+        }
+        return CreativePackage(renditions: renditions)
+    }
+
+    private static func loadRendition(_ relative: String, directory: String, urlPrefix: String) throws(LoadError)
+        -> Rendition
+    {
+        let playlistDirectory = PathNormalization.directory(of: relative)
+        let playlist: MediaPlaylist
+        let sourceMap: SourceMap
+        do {
+            let parsed = try PlaylistParser().parseWithSourceMap(try read(directory + "/" + relative, shown: relative))
+            guard case .media(let media) = parsed.playlist else { throw LoadError("\(relative): expected a media playlist") }
+            playlist = media
+            sourceMap = parsed.sourceMap
+        } catch let error as PlaylistParseError {
+            throw LoadError("\(relative):\(error.line): \(error.code): \(error.message)")
+        } catch let error as LoadError {
+            throw error
+        } catch {
+            throw LoadError("\(relative): \(error)")
+        }
+        guard playlist.endList else {
+            throw LoadError("\(relative): a creative must be a VOD media playlist (EXT-X-ENDLIST)")
+        }
+        let ranges = playlist.resolvedByteRanges()
+        var segments: [CreativeSegment] = []
+        var lines: [Int] = []
+        var map: MediaInitializationSection?
+        for (index, segment) in playlist.segments.enumerated() {
+            let known = sourceMap.segments.indices.contains(index)
+            let line = known ? sourceMap.segments[index].extinf : 1
+            let at = "\(relative):\(known ? sourceMap.segments[index].uri : 1)"
+            if let key = segment.tags.keys.first(where: { $0.method != "NONE" }) {
+                throw LoadError("\(at): encrypted creatives (EXT-X-KEY METHOD=\(key.method)) are not supported")
+            }
+            if let segmentMap = segment.tags.map {
+                let url = try served(segmentMap.uri, in: playlistDirectory, directory: directory, urlPrefix: urlPrefix, at: at)
+                let rewritten = MediaInitializationSection(uri: url, byteRange: segmentMap.byteRange)
+                if index == 0 {
+                    map = rewritten
+                } else if rewritten != map {
+                    throw LoadError("\(at): a creative rendition has one EXT-X-MAP, on its first segment")
+                }
+            }
+            var creativeSegment = CreativeSegment(
+                uri: try served(segment.uri, in: playlistDirectory, directory: directory, urlPrefix: urlPrefix, at: at),
+                duration: segment.duration)
+            if let range = ranges[index] { creativeSegment.byteRange = ByteRange(length: range.length, offset: range.offset) }
+            segments.append(creativeSegment)
+            lines.append(line)
+        }
+        return Rendition(media: CreativeRendition(map: map, segments: segments), playlist: relative, lines: lines)
+    }
+
+    /// The URL a segment (or init section) of the package is served at: absolute URLs as they are,
+    /// relative ones under `urlPrefix` once the file is known to exist inside the package.
+    private static func served(_ uri: String, in playlistDirectory: String, directory: String, urlPrefix: String, at: String)
+        throws(LoadError) -> String
+    {
+        if uri.hasPrefix("http://") || uri.hasPrefix("https://") { return uri }
+        let joined = playlistDirectory.isEmpty ? uri : playlistDirectory + "/" + uri
+        guard let path = PathNormalization.inside(joined) else {
+            throw LoadError("\(at): \"\(uri)\" is outside the package directory; creatives are served from their package")
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory + "/" + path, isDirectory: &isDirectory), !isDirectory.boolValue
+        else {
+            throw LoadError("\(at): \"\(uri)\" does not exist")
+        }
+        return urlPrefix + path
+    }
+
+    private static func read(_ path: String, shown: String) throws(LoadError) -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw LoadError("\(shown): cannot read file") }
+        return [UInt8](data)
+    }
+}
+
+/// Lexical path arithmetic (no symbolic links followed, no file system access): the same answer on
+/// every machine for the same configuration.
+enum PathNormalization {
+    /// `path` made absolute against the working directory, with `.`, `..` and repeated `/` removed.
+    static func absolute(_ path: String) -> String {
+        let full = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var parts: [Substring] = []
+        for part in full.split(separator: "/") {
+            switch part {
+            case ".": continue
+            case "..": _ = parts.popLast()
+            default: parts.append(part)
+            }
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    /// A relative path normalized, or `nil` when it is absolute, has a scheme, or leaves its base (`..`).
+    static func inside(_ relative: String) -> String? {
+        guard !relative.hasPrefix("/"), !relative.contains("://"), !relative.contains("?"), !relative.contains("#")
+        else { return nil }
+        var parts: [Substring] = []
+        for part in relative.split(separator: "/") {
+            switch part {
+            case ".": continue
+            case "..":
+                guard parts.popLast() != nil else { return nil }
+            default: parts.append(part)
+            }
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: "/")
+    }
+
+    /// Everything before the last `/` (empty for a bare name).
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}

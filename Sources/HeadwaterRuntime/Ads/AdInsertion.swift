@@ -1,0 +1,335 @@
+public import HeadwaterHLS
+import HeadwaterLiveWindow
+public import HeadwaterStitching
+public import Logging
+import NIOConcurrencyHelpers
+public import NIOCore
+
+/// Server-side ad insertion as the HTTP layer asks for it: starting viewer sessions and serving each
+/// viewer's stitched media playlist from the channel's current snapshot. Nothing per session needs
+/// to be stored: the session is the signed token in the playlist URLs, and the stitched playlist is
+/// a pure function of (snapshot, break log, session, pinned rule sets) — so any node serves a
+/// session the same bytes. What is cached is bounded and recomputed the same when missing: recently
+/// verified sessions with their latest pod decisions (``SessionCache``), and per channel version the
+/// playlists prepared for each distinct set of pods (``StitchCache``).
+public final class AdInsertion: Sendable {
+    /// Why a request cannot be answered: an HTTP status class and a one-line reason.
+    public struct Refusal: Error, Sendable, Hashable, CustomStringConvertible {
+        public enum Kind: Sendable, Hashable {
+            /// 400: a malformed query (targeting, missing session).
+            case badRequest
+            /// 401: an admin request without the right bearer token.
+            case unauthorized
+            /// 403: a forged, altered, expired or foreign session token; the admin API disabled.
+            case forbidden
+            /// 409: a break cannot start now (one is open, or another request is pending).
+            case conflict
+            /// 404: no such channel or rendition.
+            case notFound
+            /// 503: the channel is starting, or does not stitch ads.
+            case unavailable
+            /// 500: the stitcher refused the inputs (a bug or an invalid configuration): logged.
+            case failed
+        }
+
+        public var kind: Kind
+        public var reason: String
+
+        public init(_ kind: Kind, _ reason: String) {
+            self.kind = kind
+            self.reason = reason
+        }
+
+        public var description: String { reason }
+    }
+
+    /// A rendered stitched (or session) playlist and the target duration its errors cache by.
+    public struct Playlist: Sendable {
+        private enum Body: Sendable {
+            case bytes([UInt8])
+            /// A prepared stitched playlist and the session's id as its tracking URLs carry it.
+            case stitched(PreparedStitch, sessionText: [UInt8])
+        }
+
+        private let body: Body
+        public var targetDuration: Int?
+
+        init(bytes: [UInt8], targetDuration: Int?) {
+            self.body = .bytes(bytes)
+            self.targetDuration = targetDuration
+        }
+
+        init(_ prepared: PreparedStitch, session: StitchedSession) {
+            self.body = .stitched(prepared, sessionText: session.text)
+            self.targetDuration = prepared.targetDuration
+        }
+
+        /// The length of the identity body.
+        public var count: Int {
+            switch body {
+            case .bytes(let bytes): bytes.count
+            case .stitched(let prepared, let text): prepared.count(sessionText: text)
+            }
+        }
+
+        /// The identity body.
+        public var bytes: [UInt8] {
+            switch body {
+            case .bytes(let bytes): bytes
+            case .stitched(let prepared, let text): Array(buffer: prepared.identityBody(sessionText: text))
+            }
+        }
+
+        /// The identity body, for a response.
+        public func identityBody() -> ByteBuffer {
+            switch body {
+            case .bytes(let bytes): ByteBuffer(bytes: bytes)
+            case .stitched(let prepared, let text): prepared.identityBody(sessionText: text)
+            }
+        }
+
+        /// The body as one gzip member; `nil` only if zlib fails.
+        public func gzipBody() -> ByteBuffer? {
+            switch body {
+            case .bytes(let bytes): Gzip.compressPerResponse(bytes).map { ByteBuffer(bytes: $0) }
+            case .stitched(let prepared, let text): prepared.gzipBody(sessionText: text)
+            }
+        }
+    }
+
+    /// Server-side ad tracking (``init(registry:ruleBook:signer:sessionMaxAge:adminToken:logger:onStitched:)``):
+    /// called once per distinct stitched playlist — a rendition of a channel version, as one set of pod
+    /// decisions renders it — with that playlist as rendered for a placeholder session id. It returns
+    /// what to do each time a session is served that playlist (`nil`: nothing); the session's
+    /// ``StitchedSession/personalize(_:)`` turns text taken from the playlist (tracking URLs) into
+    /// the session's own.
+    public typealias StitchObserver =
+        @Sendable (_ playlist: MediaPlaylist) -> (@Sendable (_ session: StitchedSession) -> Void)?
+
+    private let registry: ChannelRegistry
+    private let adminToken: [UInt8]?
+    private let ruleBook: AdRuleBook
+    private let signer: SessionSigner
+    private let sessionMaxAge: Duration
+    private let options: NIOLockedValueBox<[String: StitchOptions]>
+    private let logger: Logger
+    private let onStitched: StitchObserver?
+    private let metrics: OriginMetrics
+    /// Recently verified sessions and their latest pods (internal for tests: it must stay bounded).
+    let sessions = SessionCache()
+    /// The session id stitched playlists are prepared for, then replaced by each session's: random,
+    /// so that no content or configuration can contain it (``StitchedPlaylistTemplate``).
+    private let placeholder: String
+    private let placeholderBytes: [UInt8]
+
+    /// - Parameters:
+    ///   - sessionMaxAge: how long a session token stays valid.
+    ///   - adminToken: the bearer token `POST /admin/…` requires; `nil` disables the admin API.
+    ///   - onStitched: server-side ad tracking (``StitchObserver``).
+    public init(
+        registry: ChannelRegistry, ruleBook: AdRuleBook, signer: SessionSigner, sessionMaxAge: Duration = SessionSigner.defaultMaxAge,
+        adminToken: String?, logger: Logger, onStitched: StitchObserver? = nil, metrics: OriginMetrics = .shared
+    ) {
+        self.metrics = metrics
+        self.registry = registry
+        self.adminToken = adminToken.flatMap { $0.isEmpty ? nil : Array($0.utf8) }
+        self.ruleBook = ruleBook
+        self.signer = signer
+        self.sessionMaxAge = sessionMaxAge
+        self.options = NIOLockedValueBox([:])
+        self.logger = logger
+        self.onStitched = onStitched
+        var generator = SystemRandomNumberGenerator()
+        // 128 random bits in base64url: unreserved characters only, as a placeholder must be.
+        self.placeholder = SessionToken.randomSessionID(using: &generator)
+        self.placeholderBytes = Array(placeholder.utf8)
+    }
+
+    /// How `channel`'s stitched playlists are decorated (its `ads.markers` setting).
+    public func setOptions(_ options: StitchOptions, for channel: String) {
+        self.options.withLockedValue { $0[channel] = options }
+    }
+
+    /// `GET /ssai/{channel}/master.m3u8?{targeting}`: starts a session and returns the channel's
+    /// multivariant playlist with every media playlist URI carrying the signed session token.
+    ///
+    /// - Parameters:
+    ///   - query: the request's query parameters, decoded, in order (targeting: `device=tv`, …).
+    ///   - headers: the request's header fields (rules may target some; `X-Playback-Session-Id`
+    ///     seeds the session id when a player sends one).
+    ///   - now: milliseconds since the epoch.
+    public func startSession(
+        channel: String, query: [(name: String, value: String)], headers: [(name: String, value: String)], now: Int64
+    ) -> Result<Playlist, Refusal> {
+        guard let snapshot = registry.snapshot(of: channel) else { return .failure(Refusal(.notFound, "no channel \"\(channel)\"")) }
+        guard let stitching = snapshot.stitching, let multivariant = stitching.content.multivariant else {
+            return .failure(unavailable(snapshot))
+        }
+        let targeting: [String: String]
+        do throws(SessionTargetingError) {
+            targeting = try SessionTargeting.targeting(
+                channel: channel, query: query, headers: headers, copyingHeaders: ruleBook.current?.headerNames ?? [])
+        } catch {
+            return .failure(Refusal(.badRequest, error.description))
+        }
+        let playbackSessionID = headers.first { $0.name.lowercased() == "x-playback-session-id" }?.value
+        let token = SessionToken(
+            channel: channel, id: SessionToken.sessionID(playbackSessionID: playbackSessionID), start: now,
+            targeting: targeting)
+        let signed = signer.sign(token)
+        var playlist = multivariant
+        for index in playlist.variants.indices {
+            playlist.variants[index].uri = Self.withSession(playlist.variants[index].uri, signed)
+        }
+        for index in playlist.renditions.indices {
+            if let uri = playlist.renditions[index].uri { playlist.renditions[index].uri = Self.withSession(uri, signed) }
+        }
+        metrics.sessionStarted(channel: channel)
+        return .success(Playlist(bytes: PlaylistSerializer.serialize(playlist), targetDuration: nil))
+    }
+
+    /// `GET /ssai/{channel}/{rendition}.m3u8?session=…`: the session's stitched media playlist.
+    ///
+    /// The playlist is prepared once per (channel version, rendition, the session's pods for the
+    /// breaks in the window) and shared by the sessions with the same pods, each served it with its
+    /// own id in the tracking URLs: the bytes are those of ``Stitcher`` for that session.
+    ///
+    /// - Parameter now: milliseconds since the epoch (token expiry).
+    public func stitchedPlaylist(channel: String, rendition: String, token: String?, now: Int64) -> Result<Playlist, Refusal> {
+        guard let token, !token.isEmpty else {
+            return .failure(Refusal(.badRequest, "missing session: start one at /ssai/\(channel)/master.m3u8"))
+        }
+        var entry: SessionCache.Entry
+        /// The whole token, when this request read it.
+        var session: SessionToken?
+        var remember = false
+        do throws(SessionTokenError) {
+            if let cached = sessions.entry(for: token) {
+                try signer.check(tokenChannel: cached.channel, start: cached.start, channel: channel, now: now, maxAge: sessionMaxAge)
+                entry = cached
+            } else {
+                let verified = try signer.verify(token, channel: channel, now: now, maxAge: sessionMaxAge)
+                entry = SessionCache.Entry(verified, session: StitchedSession(id: verified.id, placeholder: placeholderBytes))
+                session = verified
+                remember = true
+            }
+        } catch {
+            return .failure(Refusal(.forbidden, error.description))
+        }
+        guard let stitching = registry.stitching(of: channel) else {
+            guard let snapshot = registry.snapshot(of: channel) else { return .failure(Refusal(.notFound, "no channel \"\(channel)\"")) }
+            return .failure(unavailable(snapshot))
+        }
+        guard let window = stitching.cache.renditions[rendition] else {
+            return .failure(Refusal(.notFound, "channel \"\(channel)\" has no rendition \"\(rendition)\""))
+        }
+        let options = options.withLockedValue { $0[channel] } ?? StitchOptions()
+        let log = stitching.breaks
+        if session == nil, window.breaks.contains(where: { entry.pod(for: log.breaks[$0]) == nil }) {
+            // A pod to decide: the entry keeps no targeting, read the token again (verified before).
+            do throws(SessionTokenError) {
+                session = try signer.verify(token, channel: channel, now: now, maxAge: sessionMaxAge)
+            } catch {
+                return .failure(Refusal(.forbidden, error.description))
+            }
+        }
+        let prepared: PreparedStitch
+        do throws(StitchingError) {
+            // The session's pods for the window's breaks: remembered, or decided (and remembered).
+            var decider = session.map { token in
+                SessionDecisions(
+                    log: log,
+                    session: ViewerSession(
+                        id: token.id, startDate: ProgramDateTime(millisecondsSinceEpoch: token.start), targeting: token.targeting),
+                    ruleSets: ruleBook.versions)
+            }
+            let decisions = try WindowDecisions(breaks: window.breaks) {
+                (index: Int) throws(StitchingError) -> StitchedPod? in
+                let adBreak = log.breaks[index]
+                if let known = entry.pod(for: adBreak) { return known }
+                guard decider != nil else { preconditionFailure("the token is read whenever a pod is to be decided") }
+                let pod = try decider!.decision(at: index).map(StitchedPod.init)
+                entry = entry.remembering(pod, for: adBreak)
+                remember = true
+                return pod
+            }
+            if remember { sessions.store(entry, for: token) }
+            let key = StitchCache.Key(rendition: rendition, decisions: decisions)
+            let context = StitchCache.Context(owner: ObjectIdentifier(self), options: options)
+            if let cached = stitching.cache.prepared(key, context: context) {
+                prepared = cached
+            } else {
+                guard let built = try prepare(window.content, rendition: rendition, log: log, decisions: decisions, options: options)
+                else { return .failure(Refusal(.failed, "cannot compress this playlist (zlib failed)")) }
+                prepared = built
+                stitching.cache.store(prepared, for: key, context: context)
+            }
+        } catch {
+            logger.error(
+                "cannot stitch playlist",
+                metadata: ["hls.channel.id": "\(channel)", "hls.rendition": "\(rendition)", "error.message": "\(error)"])
+            return .failure(Refusal(.failed, "cannot stitch this playlist: \(error)"))
+        }
+        prepared.onServe?(entry.session)
+        return .success(Playlist(prepared, session: entry.session))
+    }
+
+    /// Renders `content` for the placeholder session with `decisions` and prepares it for serving;
+    /// `nil` only if zlib fails.
+    private func prepare(
+        _ content: MediaPlaylist, rendition: String, log: BreakLog, decisions: WindowDecisions, options: StitchOptions
+    ) throws(StitchingError) -> PreparedStitch? {
+        var stitched = try Stitcher.render(
+            content: content, rendition: rendition, breaks: log, decisions: decisions, sessionID: placeholder,
+            ruleSets: ruleBook.versions, options: options)
+        // As for the shared playlists: at least 3, since EXTINF is written in decimal form (A8/A9).
+        stitched.version = max(stitched.version ?? 0, 3)
+        let template = StitchedPlaylistTemplate(stitched, placeholder: placeholder)
+        return PreparedStitch(template, targetDuration: content.targetDuration, onServe: onStitched?(stitched))
+    }
+
+    /// `POST /admin/channels/{channel}/breaks?duration=<seconds>`: "cue now", authenticated with the
+    /// admin bearer token. Returns the id of the break, which starts at the channel's next segment.
+    public func requestBreak(channel: String, duration: String?, authorization: String?) -> Result<String, Refusal> {
+        guard let adminToken else {
+            return .failure(Refusal(.forbidden, "the admin API is disabled: set the admin token (server.admin_token_env)"))
+        }
+        guard let presented = authorization.flatMap(BearerToken.bearerToken),
+            BearerToken.matches(presented, expected: adminToken)
+        else { return .failure(Refusal(.unauthorized, "missing or wrong admin bearer token")) }
+        guard let desk = registry.breaks(of: channel) else {
+            if registry.snapshot(of: channel) == nil { return .failure(Refusal(.notFound, "no channel \"\(channel)\"")) }
+            return .failure(Refusal(.unavailable, "channel \"\(channel)\" does not stitch ads"))
+        }
+        var seconds = HLSDuration.seconds(30)
+        if let duration {
+            guard let parsed = HLSDuration(decimal: duration), parsed > .zero, parsed <= .seconds(3600) else {
+                return .failure(Refusal(.badRequest, "duration must be a number of seconds above 0 and at most 3600"))
+            }
+            seconds = parsed
+        }
+        do throws(BreakRequestError) {
+            return .success(try desk.requestBreak(duration: seconds))
+        } catch {
+            return .failure(Refusal(.conflict, "\(error)"))
+        }
+    }
+
+    private func unavailable(_ snapshot: ChannelSnapshot) -> Refusal {
+        if ruleBook.current == nil {
+            return Refusal(.notFound, "ad insertion is not enabled on this server (no ad configuration: server.ads)")
+        }
+        if let unfit = registry.breaks(of: snapshot.name)?.unfitReason {
+            return Refusal(.unavailable, "the ad configuration does not fit channel \"\(snapshot.name)\": \(unfit)")
+        }
+        if case .starting = snapshot.state {
+            return Refusal(.unavailable, "channel \"\(snapshot.name)\" is starting and has no playlist yet")
+        }
+        return Refusal(.notFound, "channel \"\(snapshot.name)\" does not stitch ads (ads.stitch is false)")
+    }
+
+    /// `uri` with `session=<token>` appended to its query.
+    static func withSession(_ uri: String, _ token: String) -> String {
+        uri + (uri.contains("?") ? "&" : "?") + "session=" + token
+    }
+}

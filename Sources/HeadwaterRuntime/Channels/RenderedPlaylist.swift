@@ -1,0 +1,32 @@
+public import NIOCore
+
+/// One version of a playlist as it goes on the wire: the bytes, their gzip form, and the validators
+/// and cache lifetime. Rendered and compressed once per version by the channel's publisher, then
+/// shared read-only by every request (DESIGN.md "Rendering the shared playlist happens once per
+/// version, not once per request").
+public struct RenderedPlaylist: Sendable {
+    /// The identity body.
+    public var body: ByteBuffer
+    /// The gzip body (`Content-Encoding: gzip`).
+    public var gzipBody: ByteBuffer
+    /// Strong ETag of the identity body, quoted (`"demo-v0-v42"`).
+    public var entityTag: String
+    /// Strong ETag of the gzip body, distinct from the identity one.
+    public var gzipEntityTag: String
+    /// When this version was published (Unix seconds), for `Last-Modified`.
+    public var lastModified: Int64
+    /// The target duration the cache lifetime derives from; `nil` for a multivariant playlist.
+    public var targetDuration: Int?
+
+    public init(
+        body: ByteBuffer, gzipBody: ByteBuffer, entityTag: String, gzipEntityTag: String, lastModified: Int64,
+        targetDuration: Int?
+    ) {
+        self.body = body
+        self.gzipBody = gzipBody
+        self.entityTag = entityTag
+        self.gzipEntityTag = gzipEntityTag
+        self.lastModified = lastModified
+        self.targetDuration = targetDuration
+    }
+}

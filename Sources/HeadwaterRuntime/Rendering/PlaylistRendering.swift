@@ -1,0 +1,42 @@
+public import HeadwaterHLS
+import NIOCore
+
+/// Turns playlist values into ``RenderedPlaylist``s: serialized and gzip-compressed once per version.
+/// Pure apart from the allocation: whoever renders counts the render (``OriginMetrics/playlistRendered(_:)``).
+public enum PlaylistRendering {
+    /// Renders a media playlist. `tag` identifies the resource in the ETag (`"demo-v0-…"`); the
+    /// version (the last media sequence number, monotonic) completes it.
+    ///
+    /// EXT-X-VERSION is set here, for every producer: what the playlist's features require, and at
+    /// least 3, because the serializer writes EXTINF in decimal form (A8/A9, §4.4.4.1).
+    public static func render(
+        _ playlist: MediaPlaylist, tag: String, version: UInt64, publishedAt: Int64
+    ) -> RenderedPlaylist {
+        var playlist = playlist
+        playlist.version = max(playlist.version ?? 0, 3, PlaylistValidator.requiredVersion(playlist).version)
+        return render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
+            targetDuration: playlist.targetDuration)
+    }
+
+    /// Renders a multivariant playlist.
+    public static func render(_ playlist: MultivariantPlaylist, tag: String, version: UInt64, publishedAt: Int64)
+        -> RenderedPlaylist
+    {
+        return render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
+            targetDuration: nil)
+    }
+
+    static func render(_ bytes: [UInt8], tag: String, version: UInt64, publishedAt: Int64, targetDuration: Int?)
+        -> RenderedPlaylist
+    {
+        let gzip = Gzip.compress(bytes) ?? bytes
+        let allocator = ByteBufferAllocator()
+        var body = allocator.buffer(capacity: bytes.count)
+        body.writeBytes(bytes)
+        var gzipBody = allocator.buffer(capacity: gzip.count)
+        gzipBody.writeBytes(gzip)
+        return RenderedPlaylist(
+            body: body, gzipBody: gzipBody, entityTag: "\"\(tag)-\(version)\"", gzipEntityTag: "\"\(tag)-\(version)-gz\"",
+            lastModified: publishedAt, targetDuration: targetDuration)
+    }
+}

@@ -1,0 +1,80 @@
+public import HeadwaterHLS
+import HeadwaterLiveWindow
+public import HeadwaterRuntime
+
+/// A looping live channel: the playlists and segments it offers at any instant, computed from the
+/// package and the wall clock (see ``LoopTimeline``).
+public struct LoopChannel: Sendable {
+    public let name: String
+    public let package: LoopPackage
+    public let timeline: LoopTimeline
+    /// Media time listed in each playlist, µs.
+    public let window: Int64
+    private let multivariant: RenderedPlaylist
+    private let multivariantPlaylist: MultivariantPlaylist
+
+    public init(name: String, package: LoopPackage, windowSeconds: Int, startedAt: Int64) {
+        self.name = name
+        self.package = package
+        self.timeline = LoopTimeline(durations: package.durations)
+        self.window = Int64(windowSeconds) * 1_000_000
+        self.multivariantPlaylist = package.multivariant()
+        self.multivariant = PlaylistRendering.render(
+            multivariantPlaylist, tag: "\(name)-master", version: 1, publishedAt: startedAt / 1_000_000)
+    }
+
+    /// The live media playlist of `rendition` whose newest segment is `last`.
+    public func mediaPlaylist(for rendition: LoopPackage.Rendition, last: UInt64) -> MediaPlaylist {
+        let first = timeline.windowStart(endingAt: last, window: window, targetDuration: package.targetDuration)
+        let n = UInt64(timeline.segmentCount)
+        var playlist = MediaPlaylist(targetDuration: package.targetDuration, mediaSequence: first)
+        let firstIsLoopStart = first % n == 0 && first > 0
+        playlist.discontinuitySequence = timeline.discontinuitySequenceNumber(of: first) - (firstIsLoopStart ? 1 : 0)
+        playlist.segments.reserveCapacity(Int(last - first + 1))
+        for g in first...last {
+            let index = timeline.fileIndex(of: g)
+            var segment = MediaSegment(uri: "\(rendition.name)/\(g).ts", duration: rendition.segments[index].duration)
+            let loopStart = index == 0 && g > 0
+            segment.discontinuity = loopStart
+            if g == first || loopStart {
+                // On the first segment and after every discontinuity (B7); dates from the timeline.
+                segment.programDateTime = ProgramDateTime(millisecondsSinceEpoch: timeline.start(of: g) / 1000)
+            }
+            playlist.segments.append(segment)
+        }
+        return playlist
+    }
+
+    /// Everything the channel offers at `now` (µs since the epoch).
+    public func snapshot(at now: Int64) -> ChannelSnapshot {
+        let last = timeline.lastPublished(at: now)
+        let publishedAt = (timeline.start(of: last) + timeline.duration(of: last)) / 1_000_000
+        var playlists: [String: RenderedPlaylist] = [:]
+        var media: [String: MediaPlaylist] = [:]
+        var segments: [String: [String: SegmentFile]] = [:]
+        var status = ChannelStatus(
+            source: "loop", targetDuration: package.targetDuration, windowSeconds: Int(window / 1_000_000))
+        let lastSegmentAt = timeline.start(of: last) + timeline.duration(of: last)
+        for rendition in package.renditions {
+            let playlist = mediaPlaylist(for: rendition, last: last)
+            status.renditions.append(.init(name: rendition.name, playlist: playlist, lastSegmentAt: lastSegmentAt))
+            media[rendition.name] = playlist
+            playlists[rendition.name] = PlaylistRendering.render(
+                playlist, tag: "\(name)-\(rendition.name)", version: last, publishedAt: publishedAt)
+            // Listed segments, and those removed up to one window plus a target duration ago, stay
+            // fetchable (C7: segment duration + the longest playlist containing it).
+            let listed = playlist.segments.count
+            let retained = UInt64(min(Int(playlist.effectiveMediaSequence), listed + 2))
+            var files: [String: SegmentFile] = [:]
+            files.reserveCapacity(listed + Int(retained))
+            for g in (playlist.effectiveMediaSequence - retained)...last {
+                files["\(g).ts"] = rendition.segments[timeline.fileIndex(of: g)].file
+            }
+            segments[rendition.name] = files
+        }
+        return ChannelSnapshot(
+            name: name, state: .live, multivariant: multivariant, mediaPlaylists: playlists, segments: segments,
+            targetDuration: package.targetDuration, status: status,
+            content: ChannelContent(multivariant: multivariantPlaylist, media: media))
+    }
+}

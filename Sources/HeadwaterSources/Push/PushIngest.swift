@@ -1,0 +1,298 @@
+public import HeadwaterConfiguration
+import HeadwaterHLS
+public import HeadwaterLiveWindow
+import HeadwaterMedia
+public import HeadwaterRuntime
+public import Logging
+import NIOConcurrencyHelpers
+public import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Push ingest for every `source.type: push` channel: checks credentials and paths, stores
+/// uploads, feeds each channel's ``LiveWindow`` and publishes its snapshots to the registry.
+///
+/// Playlists are read tolerantly (``OriginMetrics/IngestDeviations``): the forms encoders write
+/// that players accept are taken, counted and served canonical; broken ones are refused with 422.
+///
+/// Thread-safe: each channel's window sits behind its own lock, held only for the pure state
+/// change and the render of the new version (never for file I/O), and snapshots are published
+/// under it so versions reach the registry in order. As a `Service`, it expires removed segments
+/// once a second so their files go even when the encoder is quiet.
+public final class PushIngest: Service, Sendable {
+    /// Largest playlist accepted (playlists are buffered in memory to be parsed).
+    public static let maxPlaylistBytes = 1 << 20
+
+    /// Where uploads are stored (`server.state`, or a temporary directory).
+    public let stateDirectory: String
+    /// The push channels, by name (replaced whole by ``reconfigure(_:slate:)``).
+    private let channelsBox: NIOLockedValueBox<[String: PushChannel]>
+    var channels: [String: PushChannel] { channelsBox.withLockedValue { $0 } }
+    /// Prefix of this run's stored and served names.
+    public let runTag: String
+    private let environment: [String: String]?
+    let registry: ChannelRegistry
+    let clock: any WallClock
+    let logger: Logger
+    /// Where refusals are counted (and, through each channel, ingest and renders).
+    let metrics: OriginMetrics
+    private let ownsStateDirectory: Bool
+    private let countersBox = NIOLockedValueBox(IngestCounters())
+
+    /// Sets up every push channel of `configuration`: its directory under the state directory
+    /// (cleared of an earlier run's files) and a `starting` snapshot in `registry`.
+    ///
+    /// - Parameter environment: where bearer tokens are looked up (`token_env`); `nil` reads the
+    ///   process environment.
+    /// - Parameter metrics: where ingest, refusals and renders are counted.
+    /// - Throws: ``IngestRefusal`` (500) when a directory cannot be created.
+    public init(
+        configuration: HeadwaterConfiguration, registry: ChannelRegistry, clock: any WallClock, logger: Logger,
+        slate: SlateLibrary? = nil, environment: [String: String]? = nil, metrics: OriginMetrics = .shared
+    ) throws(IngestRefusal) {
+        self.metrics = metrics
+        self.registry = registry
+        self.clock = clock
+        self.logger = logger
+        self.environment = environment
+        if let directory = configuration.server.stateDirectory {
+            try SegmentStorage.makeDirectory(directory)
+            stateDirectory = directory
+            ownsStateDirectory = false
+        } else {
+            stateDirectory = try SegmentStorage.makeTemporaryDirectory()
+            ownsStateDirectory = true
+        }
+        runTag = WindowedChannel.newRunTag(startedAt: clock.now())
+        channelsBox = NIOLockedValueBox([:])
+        try reconfigure(configuration, slate: slate)
+    }
+
+    /// Applies a (re)loaded configuration: push channels that are new get a directory (cleared of
+    /// an earlier run's files) and a `starting` snapshot; removed ones are dropped from the
+    /// registry with their files; the others keep their window and numbering, taking the new
+    /// window length, stall policy, token and upload limit in place. A changed target duration
+    /// is the caller's to refuse (it never changes while a channel lives, B2).
+    ///
+    /// - Throws: ``IngestRefusal`` (500) when a directory cannot be created; nothing changes then.
+    public func reconfigure(_ configuration: HeadwaterConfiguration, slate: SlateLibrary?) throws(IngestRefusal) {
+        let wanted = configuration.channels.compactMap { channel in
+            if case .push(let source) = channel.source { (channel, source) } else { nil }
+        }
+        let current = channelsBox.withLockedValue { $0 }
+        var next: [String: PushChannel] = [:]
+        for (channel, source) in wanted {
+            let token = Self.lookUp(source.tokenEnvironmentVariable, in: environment).map { Array($0.utf8) }
+            if token == nil {
+                logger.warning(
+                    "push ingest disabled: \(source.tokenEnvironmentVariable) is not set",
+                    metadata: ["hls.channel.id": "\(channel.name)"])
+            }
+            let stall = StallPolicy(fill: channel.stall, slate: slate)
+            if let existing = current[channel.name] {
+                existing.windowed.apply { window, _ in
+                    window.reconfigure(windowSeconds: channel.windowSeconds, stall: stall)
+                    return LiveWindow.Outcome()
+                }
+                next[channel.name] = PushChannel(
+                    source: source, token: token, windowed: existing.windowed, deviations: existing.deviations)
+                continue
+            }
+            let windowed = try WindowedChannel.open(
+                channel: channel, sourceType: "push", targetDuration: source.targetDuration,
+                stateDirectory: stateDirectory, runTag: runTag, stall: stall, registry: registry, clock: clock,
+                logger: logger, metrics: metrics)
+            let deviations = OriginMetrics.IngestDeviations(channel: channel.name, metrics: metrics, logger: logger)
+            next[channel.name] = PushChannel(source: source, token: token, windowed: windowed, deviations: deviations)
+        }
+        channelsBox.withLockedValue { $0 = next }
+        for (name, removed) in current where next[name] == nil {
+            registry.remove(name)
+            removed.windowed.removeStore()
+        }
+    }
+
+    /// Counts of refused uploads and of reported problems, for metrics.
+    public var counters: IngestCounters { countersBox.withLockedValue { $0 } }
+
+    /// Names of the channels that accept push ingest.
+    public var channelNames: [String] { channels.keys.sorted() }
+
+    // MARK: Requests
+
+    /// Checks the `Authorization` field of an ingest request for `channel`.
+    ///
+    /// - Throws: 404 for a channel that does not take push ingest, 403 when its token variable was
+    ///   not set at start (push is disabled) or the token is wrong, 401 without a bearer token
+    ///   (the HTTP layer adds `WWW-Authenticate: Bearer`).
+    public func authorize(channel name: String, authorization: String?) throws(IngestRefusal) {
+        let channel = try self.channel(name)
+        guard let expected = channel.token else {
+            throw rejected(
+                IngestRefusal(
+                    status: 403, "push ingest disabled: \(channel.source.tokenEnvironmentVariable) is not set",
+                    reason: .disabled),
+                channel: channel)
+        }
+        guard let authorization, let presented = BearerToken.bearerToken(authorization) else {
+            throw rejected(
+                IngestRefusal(status: 401, "ingest needs Authorization: Bearer <token>", reason: .missingCredentials),
+                channel: channel)
+        }
+        guard BearerToken.matches(presented, expected: expected) else {
+            throw rejected(IngestRefusal(status: 403, "wrong ingest token", reason: .wrongToken), channel: channel)
+        }
+    }
+
+    /// Starts an upload of `path` (the components after `/ingest/{channel}/`). Call
+    /// ``authorize(channel:authorization:)`` first.
+    ///
+    /// - Throws: 404 unknown channel, 400 hostile path, 415 unknown file type, 413 when
+    ///   `contentLength` exceeds `max_upload_bytes` (1 MiB for playlists), 500 if the file cannot
+    ///   be created.
+    public func beginUpload(
+        channel name: String, path components: [String], contentLength: Int?
+    ) throws(IngestRefusal)
+        -> PushUpload
+    {
+        let channel = try self.channel(name)
+        let path: IngestPath
+        do { path = try IngestPath(components) } catch { throw rejected(error, channel: channel) }
+        let limit =
+            path.kind == .playlist
+            ? min(Self.maxPlaylistBytes, channel.source.maxUploadBytes) : channel.source.maxUploadBytes
+        if let contentLength, contentLength > limit {
+            throw rejected(Self.tooLarge(path, limit: limit), channel: channel)
+        }
+        var sink = PushUpload.Sink.buffer([])
+        if path.kind == .segment {
+            let final = channel.windowed.newFilePath(extension: path.fileExtension)
+            let fd: Int32
+            do { fd = try SegmentStorage.create(final + ".part") } catch { throw rejected(error, channel: channel) }
+            sink = .file(fd: fd, temporary: final + ".part", final: final)
+        }
+        return PushUpload(
+            ingest: self, channel: channel, path: path, contentLength: contentLength, limit: limit, sink: sink)
+    }
+
+    /// The encoder deleted `path`. Listed segments, and removed ones still fetchable (C7), stay
+    /// until their deadline; nothing else is kept.
+    ///
+    /// - Throws: 404 unknown channel, 400 hostile path, 415 unknown file type.
+    public func delete(channel name: String, path components: [String]) throws(IngestRefusal) {
+        let channel = try self.channel(name)
+        let path: IngestPath
+        do { path = try IngestPath(components) } catch { throw rejected(error, channel: channel) }
+        guard path.kind == .segment else { return }  // playlists are not stored
+        channel.windowed.apply { window, now in window.segmentDeleted(path: path.description, now: now) }
+    }
+
+    /// Expires removed segments past their C7 deadline in every channel and deletes their files.
+    public func expire() {
+        for name in channels.keys.sorted() {
+            channels[name]!.windowed.tick()
+        }
+    }
+
+    /// Ticks (stall detection, expiry) every ``LiveWindow/tickInterval`` until graceful shutdown,
+    /// then removes the temporary state directory
+    /// if Headwater made one (a configured `server.state` is left as it is).
+    public func run() async throws {
+        defer { if ownsStateDirectory { removeTemporaryState() } }
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                self.expire()
+                try? await Task.sleep(for: .microseconds(LiveWindow.tickInterval))
+            }
+        }
+    }
+
+    private func removeTemporaryState() {
+        for channel in channels.values { channel.windowed.removeStore() }
+        SegmentStorage.removeDirectory(stateDirectory)
+    }
+
+    // MARK: Completing uploads (from PushUpload)
+
+    func stored(_ channel: PushChannel, _ path: IngestPath, file: SegmentFile, probe: SegmentProbe?) {
+        channel.windowed.apply { window, now in
+            window.segmentStored(path: path.description, file: file, completedAt: now, probe: probe)
+        }
+    }
+
+    func received(_ channel: PushChannel, _ path: IngestPath, bytes: [UInt8]) throws(IngestRefusal) {
+        let playlist: Playlist
+        do {
+            playlist = try channel.deviations.parse(bytes, path: path.description)
+        } catch {
+            throw rejected(
+                IngestRefusal(status: 422, "\(path): \(error.description)", reason: .malformedPlaylist), channel: channel)
+        }
+        do {
+            try channel.windowed.received(playlist, path: path.description)
+        } catch {
+            // Counted by the channel's window already (metrics too); only this total is left.
+            countersBox.withLockedValue { $0.count(error.reason) }
+            throw error
+        }
+    }
+
+    /// Counts a refusal; `channel` is `nil` when the request named no push channel.
+    @discardableResult
+    func rejected(_ error: IngestRefusal, channel: PushChannel? = nil) -> IngestRefusal {
+        countersBox.withLockedValue { $0.count(error.reason) }
+        metrics.ingestRejected(channel: channel?.name, reason: error.reason)
+        return error
+    }
+
+    // MARK: Internals
+
+    private func channel(_ name: String) throws(IngestRefusal) -> PushChannel {
+        guard let channel = channels[name] else {
+            throw rejected(
+                IngestRefusal(status: 404, "no channel \"\(name)\" takes push ingest", reason: .unknownChannel))
+        }
+        return channel
+    }
+
+    static func tooLarge(_ path: IngestPath, limit: Int) -> IngestRefusal {
+        IngestRefusal(status: 413, "\(path) is larger than the \(limit)-byte limit", reason: .tooLarge)
+    }
+
+    private static func lookUp(_ variable: String, in environment: [String: String]?) -> String? {
+        let value: String?
+        if let environment {
+            value = environment[variable]
+        } else {
+            value = getenv(variable).map { String(cString: $0) }
+        }
+        guard let value, !value.isEmpty else { return nil }
+        return value
+    }
+}
+
+/// One push channel: its configuration, credentials and window.
+final class PushChannel: Sendable {
+    let source: HeadwaterConfiguration.Channel.PushSource
+    /// `nil` when the token variable was unset at start: push is disabled.
+    let token: [UInt8]?
+    let windowed: WindowedChannel
+    /// What its encoder's playlists deviate in: kept across reloads, so each rule is logged once.
+    let deviations: OriginMetrics.IngestDeviations
+
+    var name: String { windowed.name }
+
+    init(
+        source: HeadwaterConfiguration.Channel.PushSource, token: [UInt8]?, windowed: WindowedChannel,
+        deviations: OriginMetrics.IngestDeviations
+    ) {
+        self.source = source
+        self.token = token
+        self.windowed = windowed
+        self.deviations = deviations
+    }
+}

@@ -1,0 +1,155 @@
+public import HeadwaterHLS
+public import HeadwaterLiveWindow
+public import HeadwaterRuntime
+public import Logging
+import NIOConcurrencyHelpers
+
+/// A channel whose live window Headwater keeps itself — push, directory and pull sources all feed
+/// one: a ``LiveWindow`` behind a lock, its snapshots published to the registry in order, the
+/// files it no longer needs deleted, and what it reports logged and counted.
+///
+/// The lock is held only for the pure state change and the render of a new version (never for
+/// file or network I/O), so a source's own I/O never blocks readers of the registry.
+public final class WindowedChannel: Sendable {
+    struct State: Sendable {
+        var window: LiveWindow
+        var renderer: WindowRenderer
+        var nextFile: UInt64 = 0
+        var counters = IngestCounters()
+    }
+
+    public let name: String
+    /// Where this channel's stored files live.
+    public let directory: String
+    /// Prefix of stored and served file names (`{run}-{n}.ts`), unique per run of Headwater.
+    public let runTag: String
+    /// `push`, `directory` or `pull`, for the status page.
+    public let sourceType: String
+    let registry: ChannelRegistry
+    let clock: any WallClock
+    let logger: Logger
+    /// Where ingest, rejections and playlist renders are counted.
+    let metrics: OriginMetrics
+    let state: NIOLockedValueBox<State>
+
+    public init(
+        name: String, sourceType: String, window: LiveWindow, directory: String, registry: ChannelRegistry,
+        clock: any WallClock, logger: Logger, metrics: OriginMetrics = .shared
+    ) {
+        self.name = name
+        self.sourceType = sourceType
+        self.directory = directory
+        self.runTag = window.configuration.runTag
+        self.registry = registry
+        self.clock = clock
+        self.logger = logger
+        self.metrics = metrics
+        self.state = NIOLockedValueBox(State(window: window, renderer: WindowRenderer(metrics: metrics)))
+    }
+
+    /// Refusals and reported problems so far.
+    public var counters: IngestCounters { state.withLockedValue { $0.counters } }
+
+    /// A fresh path in ``directory`` for a file with extension `ext` (`{run}-{n}.{ext}`).
+    public func newFilePath(extension ext: String) -> String {
+        let number = state.withLockedValue { state -> UInt64 in
+            state.nextFile += 1
+            return state.nextFile
+        }
+        return "\(directory)/\(runTag)-\(number).\(ext)"
+    }
+
+    /// Counts a refused input (upload, file, upstream response) by reason.
+    @discardableResult
+    public func rejected(_ error: IngestRefusal) -> IngestRefusal {
+        state.withLockedValue { $0.counters.count(error.reason) }
+        metrics.ingestRejected(channel: name, reason: error.reason)
+        return error
+    }
+
+    /// Publishes the current snapshot (at start, before anything arrived).
+    public func publishNow() {
+        let now = clock.now()
+        state.withLockedValue { registry.publish(snapshot(&$0, now: now)) }
+    }
+
+    private func snapshot(_ state: inout State, now: Int64) -> ChannelSnapshot {
+        var snapshot = state.renderer.snapshot(of: state.window.snapshot(now: now))
+        snapshot.status.source = sourceType
+        snapshot.status.ingest.rejected = UInt64(state.counters.rejections.values.reduce(0, +))
+        return snapshot
+    }
+
+    /// Runs one window event under the lock, publishes the new version if it changed, then
+    /// (outside the lock) deletes files nothing refers to and logs what the event reported.
+    public func apply(_ event: (inout LiveWindow, Int64) -> LiveWindow.Outcome) {
+        let now = clock.now()
+        var ingested = (count: UInt64(0), bytes: UInt64(0))
+        let outcome = state.withLockedValue { state in
+            let before = state.window.ingested
+            let outcome = event(&state.window, now)
+            ingested = Self.added(from: before, to: state.window.ingested)
+            if outcome.changed { registry.publish(snapshot(&state, now: now)) }
+            for report in outcome.reports {
+                switch report.kind {
+                case .extinfAboveTargetDuration: state.counters.segmentsOverTargetDuration += 1
+                case .missingSegment: state.counters.missingSegments += 1
+                case .encoderRestart: state.counters.encoderRestarts += 1
+                case .stall: state.counters.stalls += 1
+                case .misaligned, .segmentDelayed, .stallEnded: break
+                }
+            }
+            return outcome
+        }
+        metrics.ingested(channel: name, count: Int(ingested.count), bytes: Int64(ingested.bytes))
+        for file in outcome.filesToDelete { SegmentStorage.remove(file) }
+        for report in outcome.reports where report.kind == .stall { metrics.stallDetected(channel: name) }
+        for report in outcome.reports {
+            let metadata: Logger.Metadata = [
+                "hls.channel.id": "\(name)", "hls.rendition": "\(report.rendition)",
+                "source.report": "\(report.kind.rawValue)",
+            ]
+            switch report.kind {
+            case .encoderRestart, .stallEnded: logger.notice("\(report.message)", metadata: metadata)
+            case .segmentDelayed: logger.debug("\(report.message)", metadata: metadata)
+            default: logger.warning("\(report.message)", metadata: metadata)
+            }
+        }
+    }
+
+    /// Segments and bytes ingested between two totals.
+    private static func added(
+        from before: ChannelStatus.Ingest, to after: ChannelStatus.Ingest
+    ) -> (count: UInt64, bytes: UInt64) {
+        (
+            after.segments >= before.segments ? after.segments - before.segments : 0,
+            after.bytes >= before.bytes ? after.bytes - before.bytes : 0
+        )
+    }
+
+    /// Housekeeping for a quiet source: expires removed segments past their C7 deadline.
+    public func tick() {
+        apply { window, now in window.expire(now: now) }
+    }
+
+    /// Feeds a media or multivariant playlist (already parsed) read at `path` of the source.
+    ///
+    /// - Throws: what ``LiveWindow/playlistReceived(path:_:now:)`` throws, counted.
+    public func received(_ playlist: Playlist, path: String) throws(IngestRefusal) {
+        var failure: IngestRefusal?
+        apply { window, now in
+            switch playlist {
+            case .media(let media):
+                do throws(IngestRefusal) {
+                    return try window.playlistReceived(path: path, media, now: now)
+                } catch {
+                    failure = error
+                    return LiveWindow.Outcome()
+                }
+            case .multivariant(let multivariant):
+                return window.multivariantReceived(path: path, multivariant, now: now)
+            }
+        }
+        if let failure { throw rejected(failure) }
+    }
+}
