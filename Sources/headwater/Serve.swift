@@ -96,7 +96,9 @@ struct Serve: AsyncParsableCommand {
             adminToken: ProcessInfo.processInfo.environment[configuration.server.adminTokenEnvironmentVariable],
             logger: logger,
             onStitched: { playlist in
-                // Once per shared stitched playlist; per session, only the dedupe (and new URLs made its own).
+                // Once per shared stitched playlist; the action it returns runs per session served
+                // (AdInsertion.Playlist.dueTracking, performed by the HTTP writer once a GET's body is
+                // written: never for a HEAD, a 304 or a failed write): only the dedupe, and new URLs made its own.
                 let due = AdTracking.dueBeacons(in: playlist, adClass: adClass)
                 guard !due.isEmpty else { return nil }
                 return { session in beacons.fire(session: session.id, due, personalize: session.personalize) }

@@ -247,6 +247,8 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Writes `response` with the connection-level fields. When the request is complete
     /// (``State/responding``), the handler returns to ``State/idle`` just before the final `.end`
     /// (whose write lets `HTTPServerPipelineHandler` deliver the next pipelined request), or closes.
+    /// Once the `.end` is written — so the body before it too — it calls the response's
+    /// ``OriginResponse/afterBodyWritten`` (a `GET`'s `200` only; a failed write calls nothing).
     private func write(
         _ response: OriginResponse,
         for exchange: Exchange,
@@ -258,6 +260,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let now = environment.now()
         let bodyLength = response.bodyLength
         if exchange.head.method == .HEAD { response.discardBody() }
+        let afterWritten = response.afterBodyWrittenIfSent
 
         let headers = dates.withValue { dates in
             Self.responseFields(
@@ -278,7 +281,8 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             writeEnd(log: log, keepAlive: keepAlive, lingerAfterwards: lingerAfterwards, context: context)
         case .bytes(let buffer):
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-            writeEnd(log: log, keepAlive: keepAlive, lingerAfterwards: lingerAfterwards, context: context)
+            writeEnd(
+                log: log, keepAlive: keepAlive, lingerAfterwards: lingerAfterwards, afterWritten: afterWritten, context: context)
         case .file(let file, let offset, let count):
             // A small body goes in the head's `writev`; a larger one by `sendfile`.
             var start = context.channel.allocator.buffer(capacity: count <= OpenFile.smallBodyLimit ? Int(count) : 0)
@@ -286,7 +290,9 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             if prefix > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(start))), promise: nil) }
             guard prefix < count else {
                 file.close()
-                writeEnd(log: log, keepAlive: keepAlive, lingerAfterwards: lingerAfterwards, context: context)
+                writeEnd(
+                    log: log, keepAlive: keepAlive, lingerAfterwards: lingerAfterwards, afterWritten: afterWritten,
+                    context: context)
                 return
             }
             let corked = count > Self.corkedBodyThreshold
@@ -298,7 +304,8 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 if corked { Self.cork(false, context: context) }
                 switch result {
                 case .success:
-                    self.writeEnd(log: log, keepAlive: keepAlive, lingerAfterwards: false, context: context)
+                    self.writeEnd(
+                        log: log, keepAlive: keepAlive, lingerAfterwards: false, afterWritten: afterWritten, context: context)
                 case .failure(let error):
                     self.finish(log, error: error)
                     self.closeNow(context: context)
@@ -390,10 +397,14 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    /// Writes the response's `.end` and, once it is written, logs the request and calls
+    /// `afterWritten` (``OriginResponse/afterBodyWritten``: the `.end` goes out after the body, so
+    /// its write succeeding means the body's did; no promise of its own).
     private func writeEnd(
         log: AccessLogEntry,
         keepAlive: Bool,
         lingerAfterwards: Bool,
+        afterWritten: (@Sendable () -> Void)? = nil,
         context: ChannelHandlerContext
     ) {
         if case .responding = state {
@@ -404,6 +415,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             switch result {
             case .success:
                 self.finish(log, error: nil)
+                afterWritten?()
                 if lingerAfterwards {
                     self.linger(context: context)
                 } else if !keepAlive {

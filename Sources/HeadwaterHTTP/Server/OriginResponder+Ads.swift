@@ -53,6 +53,8 @@ extension OriginResponder {
             } else {
                 response.body = .bytes(playlist.identityBody())
             }
+            // Performed by the writer once the body is out (only a GET's 200 has one).
+            if let due = playlist.dueTracking { response.afterBodyWritten = { due.perform() } }
             return response
         case .failure(let refusal):
             return Self.refused(refusal, targetDuration: nil)

@@ -28,6 +28,14 @@ struct OriginResponse {
     /// For a playlist body, its identity size (equal to ``bodyLength`` unless gzip), for the gzip
     /// metrics; `nil` for anything else.
     var uncompressedLength: Int64?
+    /// What becomes due once this response's body has been written: a stitched playlist's ad
+    /// tracking (``AdInsertion/DueTracking``). Every writer (``OriginHTTPHandler``,
+    /// ``OriginFastPath``, any later protocol) takes it with ``afterBodyWrittenIfSent`` and calls it
+    /// once, on its event loop, when the write of the body's last part has succeeded — never for a
+    /// `HEAD` (``discardBody()`` drops it), a response whose status is no longer the `200` it was
+    /// decided with (a `304`, `412` or `416` made of it), or a write that failed (the client gone).
+    /// `nil` for nearly every response, so most writes need no promise.
+    var afterBodyWritten: (@Sendable () -> Void)?
 
     init(
         status: HTTPResponseStatus,
@@ -52,10 +60,20 @@ struct OriginResponse {
         }
     }
 
-    /// Closes the file of a file body that will not be sent (a `HEAD`, a connection gone).
+    /// Closes the file of a file body that will not be sent (a `HEAD`, a connection gone), and
+    /// drops ``afterBodyWritten``: no body, nothing due.
     mutating func discardBody() {
         if case .file(let file, _, _) = body { file.close() }
         body = .empty
+        afterBodyWritten = nil
+    }
+
+    /// ``afterBodyWritten`` if this response still sends the body it was decided with: a `200`
+    /// whose body was not discarded. What a writer calls once that body is written.
+    var afterBodyWrittenIfSent: (@Sendable () -> Void)? {
+        guard let afterBodyWritten, status == .ok else { return nil }
+        if case .empty = body { return nil }
+        return afterBodyWritten
     }
 
     /// An error: `status` with a one-line `text/plain` body, `<code> <reason>: <message>`

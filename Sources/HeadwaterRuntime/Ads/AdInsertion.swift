@@ -43,7 +43,8 @@ public final class AdInsertion: Sendable {
         public var description: String { reason }
     }
 
-    /// A rendered stitched (or session) playlist and the target duration its errors cache by.
+    /// A rendered stitched (or session) playlist, the target duration its errors cache by, and the
+    /// ad tracking its serving makes due.
     public struct Playlist: Sendable {
         private enum Body: Sendable {
             case bytes([UInt8])
@@ -53,15 +54,21 @@ public final class AdInsertion: Sendable {
 
         private let body: Body
         public var targetDuration: Int?
+        /// What serving this playlist's body to its session makes due (the ``StitchObserver``'s
+        /// action for it), for whoever writes the response to perform once the body is written;
+        /// `nil` when nothing is (a session's multivariant playlist, no observer, nothing to track).
+        public let dueTracking: DueTracking?
 
         init(bytes: [UInt8], targetDuration: Int?) {
             self.body = .bytes(bytes)
             self.targetDuration = targetDuration
+            self.dueTracking = nil
         }
 
         init(_ prepared: PreparedStitch, session: StitchedSession) {
             self.body = .stitched(prepared, sessionText: session.text)
             self.targetDuration = prepared.targetDuration
+            self.dueTracking = prepared.onServe.map { DueTracking(action: $0, session: session) }
         }
 
         /// The length of the identity body.
@@ -97,12 +104,28 @@ public final class AdInsertion: Sendable {
         }
     }
 
+    /// The effect of serving a stitched playlist to a session, as a value: the ``StitchObserver``'s
+    /// action for the playlist (server-side ad tracking: the impression and quartile beacons it
+    /// lists) and the session it was served to. Deciding the playlist performs nothing; the HTTP
+    /// layer calls ``perform()`` once the response's body has been written — not for a `HEAD`, a
+    /// `304` or an error, nor when the connection is gone before the body is out.
+    public struct DueTracking: Sendable {
+        let action: @Sendable (StitchedSession) -> Void
+        /// The session served.
+        public let session: StitchedSession
+
+        /// Runs the action for the session (the dispatcher deduplicates what it already fired).
+        public func perform() { action(session) }
+    }
+
     /// Server-side ad tracking (``init(registry:ruleBook:signer:sessionMaxAge:adminToken:logger:onStitched:)``):
     /// called once per distinct stitched playlist — a rendition of a channel version, as one set of pod
     /// decisions renders it — with that playlist as rendered for a placeholder session id. It returns
-    /// what to do each time a session is served that playlist (`nil`: nothing); the session's
-    /// ``StitchedSession/personalize(_:)`` turns text taken from the playlist (tracking URLs) into
-    /// the session's own.
+    /// what to do each time a session is served that playlist (`nil`: nothing): not done by
+    /// ``stitchedPlaylist(channel:rendition:token:now:)``, which returns it with the playlist
+    /// (``Playlist/dueTracking``) for the HTTP layer to perform once the body is written. The
+    /// session's ``StitchedSession/personalize(_:)`` turns text taken from the playlist (tracking
+    /// URLs) into the session's own.
     public typealias StitchObserver =
         @Sendable (_ playlist: MediaPlaylist) -> (@Sendable (_ session: StitchedSession) -> Void)?
 
@@ -192,7 +215,8 @@ public final class AdInsertion: Sendable {
     ///
     /// The playlist is prepared once per (channel version, rendition, the session's pods for the
     /// breaks in the window) and shared by the sessions with the same pods, each served it with its
-    /// own id in the tracking URLs: the bytes are those of ``Stitcher`` for that session.
+    /// own id in the tracking URLs: the bytes are those of ``Stitcher`` for that session. It fires
+    /// nothing: the tracking its serving makes due is ``Playlist/dueTracking``.
     ///
     /// - Parameter now: milliseconds since the epoch (token expiry).
     public func stitchedPlaylist(channel: String, rendition: String, token: String?, now: Int64) -> Result<Playlist, Refusal> {
@@ -270,7 +294,8 @@ public final class AdInsertion: Sendable {
                 metadata: ["hls.channel.id": "\(channel)", "hls.rendition": "\(rendition)", "error.message": "\(error)"])
             return .failure(Refusal(.failed, "cannot stitch this playlist: \(error)"))
         }
-        prepared.onServe?(entry.session)
+        // What the observer makes due travels with the playlist (``Playlist/dueTracking``): the
+        // writer performs it once the body is out, so a HEAD, a dropped connection or a 304 fire nothing.
         return .success(Playlist(prepared, session: entry.session))
     }
 

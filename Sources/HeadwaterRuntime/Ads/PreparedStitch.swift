@@ -34,7 +34,8 @@ final class PreparedStitch: Sendable {
     private let sessionIDCount: Int
     private let deflatedLength: Int
     let targetDuration: Int
-    /// What to do for each session served this playlist (``AdInsertion/StitchObserver``).
+    /// What to do for each session served this playlist (``AdInsertion/StitchObserver``): handed
+    /// out with each session's playlist (``AdInsertion/DueTracking``), never called here.
     let onServe: (@Sendable (StitchedSession) -> Void)?
 
     /// `nil` only if zlib fails.

@@ -24,6 +24,12 @@ extension FullPathProgress: Sendable {}
 /// from ``OriginResponder``, as on the full path. Until it first hands a request over, the
 /// connection's pipeline is this handler only. It also keeps the connection's idle timeout.
 ///
+/// A stitched playlist's `GET` (`/ssai/{channel}/{rendition}.m3u8`, the busiest per-viewer route)
+/// is answered here as on the full path, ad tracking included: its
+/// ``OriginResponse/afterBodyWritten`` is called once the write of the response has succeeded,
+/// never for a `HEAD` or when the write fails. (Conditional requests never come here; stitched
+/// playlists carry no validators and are answered `200` either way.)
+///
 /// Everything else goes, as received, to NIO's HTTP/1 pipeline and ``OriginHTTPHandler``, which
 /// answer it in full. The two never overlap or reorder on a connection:
 /// - the fast path answers only at a request boundary, when every request handed to the full path
@@ -394,6 +400,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         }
         let bodyLength = response.bodyLength
         if isHead { response.discardBody() }
+        let afterWritten = response.afterBodyWrittenIfSent
         let cors = environment.cors
         var bytes = context.channel.allocator.buffer(capacity: 512)
         PreencodedPlaylists.writeStatusLine(response.status, to: &bytes)
@@ -422,15 +429,29 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
         case .bytes(let body):
             bytes.writeImmutableBuffer(body)
-            context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
+            context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: Self.promise(calling: afterWritten, context: context))
             unflushed = true
             OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
         case .file(let file, let offset, let count):
             send(
                 SharedFile(file, kept: false, openedSecond: now).use(), offset: offset, count: count, after: bytes, log: log,
-                time: time, series: series, context: context)
+                time: time, series: series, afterWritten: afterWritten, context: context)
         }
         return true
+    }
+
+    /// A promise for the write that ends a response, which calls `afterWritten`
+    /// (``OriginResponse/afterBodyWritten``) once that write has succeeded; `nil` — no promise, no
+    /// allocation — when there is nothing to call, as for nearly every response. (A stitched
+    /// playlist with beacons due pays for the future and its callback, 3 allocations in a debug
+    /// build; `afterWritten` is passed as the callback itself, since a closure around it is one more.)
+    private static func promise(
+        calling afterWritten: (@Sendable () -> Void)?, context: ChannelHandlerContext
+    ) -> EventLoopPromise<Void>? {
+        guard let afterWritten else { return nil }
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.whenSuccess(afterWritten)
+        return promise
     }
 
     /// The file of `entry`'s target, open, for one response (``SharedFile/done()`` when it is sent),
@@ -551,7 +572,8 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Writes `head`, with the file body if it is small (``OpenFile/readSmallBody(offset:count:appendingTo:)``),
-    /// else followed by the body by `sendfile`; logs the request once the body is out.
+    /// else followed by the body by `sendfile`; logs the request once the body is out, and calls
+    /// `afterWritten` (``OriginResponse/afterBodyWritten``) once it is written.
     private func send(
         _ shared: SharedFile,
         offset: Int64,
@@ -560,12 +582,15 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         log: AccessLogEntry,
         time: String,
         series: OriginMetrics.RequestSeries?,
+        afterWritten: (@Sendable () -> Void)? = nil,
         context: ChannelHandlerContext
     ) {
         var bytes = head
         let file = shared.file
         let prefix = file.readSmallBody(offset: offset, count: count, appendingTo: &bytes)
-        context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
+        context.write(
+            wrapOutboundOut(.byteBuffer(bytes)),
+            promise: prefix < count ? nil : Self.promise(calling: afterWritten, context: context))
         guard prefix < count else {
             shared.done()
             unflushed = true
@@ -585,6 +610,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             // `self.environment`, not a copy captured up front: copying the struct retains
             // each of its references (~3% of a range request).
             OriginHTTPHandler.record(log, error: error, environment: self.environment, time: time, series: series, lines: self.accessLines)
+            if error == nil { afterWritten?() }
             if error != nil || self.closeAfterFile { context.close(promise: nil) }
         }
     }
