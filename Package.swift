@@ -31,8 +31,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
     ],
     targets: [
-        // Pure libraries: no I/O, no NIO, no Foundation.
+        // Pure libraries: no I/O, no NIO, no Foundation (Tests/tools/check-module-graph.py checks it).
+        /// HLS playlists as values: the model, a strict and a tolerant parser, the serializer, the
+        /// validator (rules named after HLS-RULES.md) and the live-update checker.
         .target(name: "HeadwaterHLS", swiftSettings: swiftSettings),
+        /// SCTE-35 `splice_info_section`s: decode and encode, CRC-32/MPEG-2, hex and base64 forms.
         .target(name: "HeadwaterSCTE35", swiftSettings: swiftSettings),
         /// Per-session ad stitching: break log, pod choice, the stitched playlist. Pure: no I/O, no clock.
         .target(name: "HeadwaterStitching", dependencies: ["HeadwaterHLS", "HeadwaterSCTE35"], swiftSettings: swiftSettings),
@@ -216,11 +219,34 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "HeadwaterCoreTests",
+            name: "HeadwaterLiveWindowTests",
+            dependencies: ["HeadwaterLiveWindow", "HeadwaterHLS", "HeadwaterTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeadwaterConfigurationTests",
+            dependencies: ["HeadwaterConfiguration", "HeadwaterLiveWindow", "HeadwaterHLS", "HeadwaterTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeadwaterRuntimeTests",
             dependencies: [
-                "HeadwaterLiveWindow", "HeadwaterConfiguration", "HeadwaterRuntime", "HeadwaterSources", "HeadwaterMedia",
-                "HeadwaterStitching", "HeadwaterSCTE35", "HeadwaterHLS", "HeadwaterTesting",
+                "HeadwaterRuntime", "HeadwaterLiveWindow", "HeadwaterHLS", "HeadwaterStitching", "HeadwaterTesting",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HeadwaterSourcesTests",
+            dependencies: [
+                "HeadwaterSources", "HeadwaterRuntime", "HeadwaterConfiguration", "HeadwaterLiveWindow",
+                "HeadwaterStitching", "HeadwaterSCTE35", "HeadwaterHLS", "HeadwaterTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -244,24 +270,6 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "HeadwaterPullTests",
-            dependencies: [
-                "HeadwaterSources",
-                "HeadwaterLiveWindow",
-                "HeadwaterConfiguration",
-                "HeadwaterRuntime",
-                "HeadwaterHLS",
-                "HeadwaterTesting",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

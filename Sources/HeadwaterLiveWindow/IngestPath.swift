@@ -46,8 +46,7 @@ public struct IngestPath: Sendable, Hashable, CustomStringConvertible {
             kind = .segment
         } else {
             let name = components[components.count - 1]
-            throw IngestRefusal(
-                status: 415, "unsupported file type \"\(name)\" (expected .m3u8, .ts, .m4s, .mp4, .aac, .vtt or .key)",
+            throw IngestRefusal("unsupported file type \"\(name)\" (expected .m3u8, .ts, .m4s, .mp4, .aac, .vtt or .key)",
                 reason: .unsupportedType)
         }
         self.components = components

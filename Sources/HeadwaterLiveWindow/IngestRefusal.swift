@@ -1,24 +1,23 @@
-/// Why an ingest request was refused: an HTTP status code and a one-line reason for the body.
-///
-/// Core stays free of NIO's HTTP types; the HTTP adapter turns `status` into a response status and
-/// sends `message` as the body (DESIGN.md: "Every error body says what was wrong in one line").
+/// Why input from a source (an upload, a watched file, an upstream response) was refused: the
+/// counter it counts under and a one-line message. What kind of refusal it is follows from the
+/// counter (``IngestCounters/Reason/kind``), so the two can never disagree.
 public struct IngestRefusal: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The HTTP status code: 400, 401, 403, 404, 409, 413, 415, 422 or 500.
-    public var status: Int
     /// What was wrong, in one line.
     public var message: String
     /// Which counter of ``IngestCounters`` the refusal counts under.
     public var reason: IngestCounters.Reason
 
-    public init(status: Int, _ message: String, reason: IngestCounters.Reason) {
-        self.status = status
+    public init(_ message: String, reason: IngestCounters.Reason) {
         self.message = message
         self.reason = reason
     }
 
-    public var description: String { "\(status) \(message)" }
+    public var kind: Refusal.Kind { reason.kind }
+    /// The refusal as a request's answer says it.
+    public var refusal: Refusal { Refusal(kind, message) }
+    public var description: String { message }
 
-    static func badPath(_ message: String) -> IngestRefusal { IngestRefusal(status: 400, message, reason: .badPath) }
+    static func badPath(_ message: String) -> IngestRefusal { IngestRefusal(message, reason: .badPath) }
 }
 
 /// Counts of refused uploads by reason and of problems found in accepted input, so that operators
@@ -48,6 +47,21 @@ public struct IngestCounters: Sendable, Hashable {
         case renditionConflict = "rendition_conflict"
         /// The disk refused a write (500).
         case storage
+
+        /// What kind of refusal each counter is.
+        public var kind: Refusal.Kind {
+            switch self {
+            case .missingCredentials: .unauthorized
+            case .wrongToken, .disabled: .forbidden
+            case .unknownChannel: .notFound
+            case .badPath, .truncated: .badRequest
+            case .unsupportedType: .unsupportedMediaType
+            case .tooLarge: .tooLarge
+            case .malformedPlaylist: .unprocessable
+            case .renditionConflict: .conflict
+            case .storage: .failed
+            }
+        }
     }
 
     /// Refusals by reason.

@@ -128,14 +128,11 @@ public struct LiveWindow: Sendable {
             throw .badPath("rendition name \"\(name)\" (from \(path)) must be letters, digits, '-' and '_'")
         }
         if let existing = renditions[name], existing.playlistPath != path {
-            throw IngestRefusal(
-                status: 409, "\(path) and \(existing.playlistPath) both map to rendition \"\(name)\"",
+            throw IngestRefusal("\(path) and \(existing.playlistPath) both map to rendition \"\(name)\"",
                 reason: .renditionConflict)
         }
         if renditions[name] == nil, renditions.count >= Self.maxRenditions {
-            throw IngestRefusal(
-                status: 409,
-                "\(path) would be rendition \(renditions.count + 1); a channel has at most \(Self.maxRenditions)",
+            throw IngestRefusal("\(path) would be rendition \(renditions.count + 1); a channel has at most \(Self.maxRenditions)",
                 reason: .renditionConflict)
         }
         try Self.checkBounds(playlist, path: path)
@@ -187,12 +184,10 @@ public struct LiveWindow: Sendable {
     static func checkBounds(_ playlist: MediaPlaylist, path: String) throws(IngestRefusal) {
         let limit: UInt64 = 1 << 62
         guard playlist.effectiveMediaSequence < limit, playlist.effectiveDiscontinuitySequence < limit else {
-            throw IngestRefusal(
-                status: 422, "\(path): media or discontinuity sequence beyond 2^62", reason: .malformedPlaylist)
+            throw IngestRefusal("\(path): media or discontinuity sequence beyond 2^62", reason: .malformedPlaylist)
         }
         if let long = playlist.segments.first(where: { $0.duration > maxSegmentDuration }) {
-            throw IngestRefusal(
-                status: 422, "\(path): EXTINF \(long.duration) of \(long.uri) is longer than \(maxSegmentDuration) s",
+            throw IngestRefusal("\(path): EXTINF \(long.duration) of \(long.uri) is longer than \(maxSegmentDuration) s",
                 reason: .malformedPlaylist)
         }
     }

@@ -4,33 +4,24 @@ public import HeadwaterHLS
 /// and what the status page shows. The runtime turns it into bytes (rendered and compressed once
 /// per playlist version), so this target never touches buffers, compression or metrics.
 public struct WindowVersion: Sendable {
-    /// A media playlist and the version that identifies it: its last media sequence number, which
-    /// only grows, so a renderer that kept the bytes of an equal version can reuse them.
-    public struct Playlist: Sendable {
-        public var model: MediaPlaylist
+    /// A playlist and the version that identifies it: for a media playlist its last media sequence
+    /// number, for the multivariant playlist a count of its changes. Both only grow, so a renderer
+    /// that kept the bytes of an equal version can reuse them.
+    public struct Versioned<Model: Sendable>: Sendable {
+        public var model: Model
         /// Names the resource in its ETag (`"demo-v0-{run}"`).
         public var tag: String
         public var version: UInt64
 
-        public init(model: MediaPlaylist, tag: String, version: UInt64) {
+        public init(model: Model, tag: String, version: UInt64) {
             self.model = model
             self.tag = tag
             self.version = version
         }
     }
 
-    /// The multivariant playlist and its version, which grows each time the playlist changes.
-    public struct Multivariant: Sendable {
-        public var model: MultivariantPlaylist
-        public var tag: String
-        public var version: UInt64
-
-        public init(model: MultivariantPlaylist, tag: String, version: UInt64) {
-            self.model = model
-            self.tag = tag
-            self.version = version
-        }
-    }
+    public typealias Playlist = Versioned<MediaPlaylist>
+    public typealias Multivariant = Versioned<MultivariantPlaylist>
 
     public var channel: String
     public var state: ChannelState

@@ -298,7 +298,7 @@ struct ServerPipelineTests {
         let response = try harness.send("DELETE /ingest/demo/v1/seg1.ts HTTP/1.1\r\n\r\n")
         #expect(response.status == 401)
         #expect(response.text == "401 Unauthorized: missing or wrong credentials for channel \"demo\"\n")
-        #expect(response.header("WWW-Authenticate") == "Basic realm=\"headwater ingest\"")
+        #expect(response.header("WWW-Authenticate") == "Bearer realm=\"headwater\"")
         #expect(response.header("Cache-Control") == "no-store")
         #expect(harness.isActive)  // no body was coming: the connection stays usable
         #expect(sink.snapshot.isEmpty)

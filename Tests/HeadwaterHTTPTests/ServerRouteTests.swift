@@ -1,10 +1,11 @@
+import HeadwaterLiveWindow
 import HeadwaterHTTP
 import NIOHTTP1
 import Testing
 
 struct RouteCase: CustomTestStringConvertible, Sendable {
     let target: String
-    let expected: Result<Route, RouteError>
+    let expected: Result<Route, Refusal>
 
     init(_ target: String, _ route: Route) {
         self.target = target
@@ -13,7 +14,7 @@ struct RouteCase: CustomTestStringConvertible, Sendable {
 
     init(_ target: String, rejectedBecause reason: String) {
         self.target = target
-        self.expected = .failure(RouteError(reason: reason))
+        self.expected = .failure(Refusal(.badRequest, reason))
     }
 
     var testDescription: String { target }

@@ -405,7 +405,7 @@ struct ServerSocketTests {
                 let body = try await response.body.collect(upTo: 1024)
                 #expect(response.status == .unauthorized)
                 #expect(String(buffer: body) == "401 Unauthorized: missing or wrong credentials for channel \"demo\"\n")
-                #expect(response.headers.first(name: "WWW-Authenticate") == "Basic realm=\"headwater ingest\"")
+                #expect(response.headers.first(name: "WWW-Authenticate") == "Bearer realm=\"headwater\"")
             }
         }
         #expect(sink.snapshot.isEmpty)

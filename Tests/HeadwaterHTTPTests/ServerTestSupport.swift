@@ -205,11 +205,11 @@ final class RecordingSink: IngestSink {
         method: IngestMethod,
         authorization: String?,
         contentLength: Int64?
-    ) throws(IngestError) -> any IngestUpload {
+    ) throws(Refusal) -> any IngestUpload {
         if let requiredAuthorization, authorization != requiredAuthorization {
-            throw .unauthorized("missing or wrong credentials for channel \"\(channel)\"")
+            throw Refusal(.unauthorized, "missing or wrong credentials for channel \"\(channel)\"")
         }
-        guard channel == "demo" else { throw .notFound("no channel \"\(channel)\"") }
+        guard channel == "demo" else { throw Refusal(.notFound, "no channel \"\(channel)\"") }
         record(.begin(channel: channel, path: path, method: method, contentLength: contentLength))
         return Upload(sink: self)
     }
@@ -240,11 +240,11 @@ final class RecordingSink: IngestSink {
     struct Upload: IngestUpload {
         let sink: RecordingSink
 
-        func write(_ chunk: ByteBuffer) throws(IngestError) {
+        func write(_ chunk: ByteBuffer) throws(Refusal) {
             sink.record(.chunk(Array(chunk.readableBytesView)))
         }
 
-        func finish() throws(IngestError) { sink.record(.finish) }
+        func finish() throws(Refusal) { sink.record(.finish) }
 
         func abort() { sink.record(.abort) }
     }

@@ -1,3 +1,4 @@
+import HeadwaterLiveWindow
 import HeadwaterRuntime
 import Logging
 import NIOCore
@@ -109,12 +110,12 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             upload.abort()
             refuse(
                 exchange,
-                .payloadTooLarge("the body is larger than \(environment.maxIngestBodyBytes) bytes"),
+                Refusal(.tooLarge, "the body is larger than \(environment.maxIngestBodyBytes) bytes"),
                 context: context
             )
             return
         }
-        do throws(IngestError) {
+        do throws(Refusal) {
             try upload.write(chunk)
             state = .uploading(exchange, upload, received: total)
         } catch {
@@ -132,7 +133,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .uploading(let exchange, let upload, _):
             state = .responding
             let response: OriginResponse
-            do throws(IngestError) {
+            do throws(Refusal) {
                 try upload.finish()
                 response = OriginResponse(
                     status: exchange.head.method == .DELETE ? .noContent : .created,
@@ -156,7 +157,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func respond(to exchange: Exchange) -> OriginResponse {
         switch exchange.route {
         case .failure(let error):
-            return .error(.badRequest, error.reason, cachePolicy: CachePolicy(.error(targetDuration: nil)))
+            return .refused(error, cachePolicy: CachePolicy(.error(targetDuration: nil)))
         case .success(let route):
             var method = exchange.head.method
             if method == .HEAD { method = .GET }
@@ -189,15 +190,13 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         if let contentLength, contentLength > environment.maxIngestBodyBytes {
             refuse(
                 exchange,
-                .payloadTooLarge(
-                    "Content-Length \(contentLength) is more than \(environment.maxIngestBodyBytes) bytes"
-                ),
+                Refusal(.tooLarge, "Content-Length \(contentLength) is more than \(environment.maxIngestBodyBytes) bytes"),
                 context: context
             )
             return
         }
         let upload: any IngestUpload
-        do throws(IngestError) {
+        do throws(Refusal) {
             upload = try sink.begin(
                 channel: channel,
                 path: path,
@@ -220,7 +219,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Answers an upload before its body has ended. If a body may still be coming, the
     /// connection cannot be reused: it is answered with `Connection: close`, then lingers.
-    private func refuse(_ exchange: Exchange, _ error: IngestError, context: ChannelHandlerContext) {
+    private func refuse(_ exchange: Exchange, _ error: Refusal, context: ChannelHandlerContext) {
         let bodyStillComing: Bool
         if case .uploading = state {
             bodyStillComing = true  // refused mid-body
@@ -236,10 +235,8 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         write(response, for: exchange, context: context, lingerAfterwards: bodyStillComing)
     }
 
-    private static func response(for error: IngestError) -> OriginResponse {
-        var extra = HTTPHeaders()
-        if let challenge = error.challenge { extra.add(name: "WWW-Authenticate", value: challenge) }
-        return .error(error.status, error.message, cachePolicy: CachePolicy(.health), headers: extra)
+    private static func response(for refusal: Refusal) -> OriginResponse {
+        .refused(refusal, cachePolicy: CachePolicy(.health))
     }
 
     // MARK: - Writing
@@ -527,7 +524,7 @@ extension OriginHTTPHandler: Sendable {}
 /// One request, from its head to its access-log line.
 private struct Exchange {
     let head: HTTPRequestHead
-    let route: Result<Route, RouteError>
+    let route: Result<Route, Refusal>
     let started: NIODeadline
     /// Unix seconds.
     let receivedAt: Int64

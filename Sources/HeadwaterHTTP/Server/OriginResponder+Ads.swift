@@ -1,4 +1,5 @@
 import HeadwaterHLS
+import HeadwaterLiveWindow
 import HeadwaterRuntime
 import NIOCore
 import NIOHTTP1
@@ -34,9 +35,7 @@ extension OriginResponder {
                 body: .bytes(ByteBuffer(string: #"{"break":"# + JSONString.quoted(id) + "}\n")),
                 cachePolicy: CachePolicy(.health))
         case .failure(let refusal):
-            var response = Self.refused(refusal, targetDuration: nil)
-            if refusal.kind == .unauthorized { response.headers.add(name: "WWW-Authenticate", value: #"Bearer realm="headwater-admin""#) }
-            return response
+            return Self.refused(refusal, targetDuration: nil, realm: "headwater-admin")
         }
     }
 
@@ -61,21 +60,11 @@ extension OriginResponder {
         }
     }
 
-    static func refused(_ refusal: AdInsertion.Refusal, targetDuration: Int?) -> OriginResponse {
-        let status: HTTPResponseStatus =
-            switch refusal.kind {
-            case .badRequest: .badRequest
-            case .unauthorized: .unauthorized
-            case .forbidden: .forbidden
-            case .notFound: .notFound
-            case .conflict: .conflict
-            case .unavailable: .serviceUnavailable
-            case .failed: .internalServerError
-            }
+    static func refused(_ refusal: AdInsertion.Refusal, targetDuration: Int?, realm: String = "headwater") -> OriginResponse {
         // A refusal is about this viewer's request: never shared by a cache either.
-        var response = OriginResponse.error(status, refusal.reason, cachePolicy: CachePolicy(.personalizedPlaylist))
-        if refusal.kind == .unavailable { response.headers.add(name: "Retry-After", value: "1") }
-        return response
+        var extra = HTTPHeaders()
+        if refusal.kind == .unavailable { extra.add(name: "Retry-After", value: "1") }
+        return .refused(refusal, cachePolicy: CachePolicy(.personalizedPlaylist), headers: extra, realm: realm)
     }
 
     private static func outcome(_ result: Result<AdInsertion.Playlist, AdInsertion.Refusal>) -> String {
@@ -83,7 +72,9 @@ extension OriginResponder {
         case .success: "ok"
         case .failure(let refusal):
             switch refusal.kind {
-            case .badRequest: "bad_request"
+            case .badRequest, .methodNotAllowed, .preconditionFailed, .tooLarge, .unsupportedMediaType,
+                .rangeNotSatisfiable, .unprocessable:
+                "bad_request"
             case .unauthorized, .forbidden: "forbidden"
             case .notFound: "not_found"
             case .conflict: "conflict"
@@ -94,8 +85,7 @@ extension OriginResponder {
     }
 
     private func adsDisabled() -> OriginResponse {
-        .error(
-            .notFound, "ad insertion is not enabled on this server (no ad configuration: server.ads)",
+        .refused(Refusal(.notFound, "ad insertion is not enabled on this server (no ad configuration: server.ads)"),
             cachePolicy: CachePolicy(.error(targetDuration: nil)))
     }
 }

@@ -26,9 +26,7 @@ struct OriginResponder {
     /// A method the route does not take gets 405 with `Allow`; `OPTIONS` gets 204 (and CORS).
     func respond(method: HTTPMethod, route: Route, headers: HTTPHeaders) -> OriginResponse {
         if case .ingest = route, !ingestEnabled {
-            return .error(
-                .notFound,
-                "ingest is not enabled on this server",
+            return .refused(Refusal(.notFound, "ingest is not enabled on this server"),
                 cachePolicy: CachePolicy(.error(targetDuration: nil))
             )
         }
@@ -37,9 +35,7 @@ struct OriginResponder {
         guard allowed.contains(method) else {
             var extra = HTTPHeaders()
             extra.add(name: "Allow", value: Self.allowField(allowed))
-            return .error(
-                .methodNotAllowed,
-                "\(method.rawValue) is not allowed here; use \(Self.allowField(allowed))",
+            return .refused(Refusal(.methodNotAllowed, "\(method.rawValue) is not allowed here; use \(Self.allowField(allowed))"),
                 cachePolicy: CachePolicy(.error(targetDuration: nil)),
                 headers: extra
             )
@@ -68,7 +64,7 @@ struct OriginResponder {
         case .staticFile(let path):
             return staticFile(path: path, headers: headers)
         case .notFound, .ingest, .server:
-            return .error(.notFound, "no such resource", cachePolicy: CachePolicy(.error(targetDuration: nil)))
+            return .refused(Refusal(.notFound, "no such resource"), cachePolicy: CachePolicy(.error(targetDuration: nil)))
         }
     }
 
@@ -150,9 +146,7 @@ struct OriginResponder {
             response.headers.remove(name: "Content-Type")  // 304 carries validators and caching fields only
             return response
         case .preconditionFailed:
-            return .error(
-                .preconditionFailed,
-                "the playlist has changed",
+            return .refused(Refusal(.preconditionFailed, "the playlist has changed"),
                 cachePolicy: nil,
                 headers: HTTPHeaders([("Vary", "Accept-Encoding")])
             )
@@ -202,9 +196,7 @@ struct OriginResponder {
                 ]
             )
         }
-        return .error(
-            .notFound,
-            "segment \(quoted(name)) of \(quoted(channel))/\(quoted(rendition)) is no longer available",
+        return .refused(Refusal(.notFound, "segment \(quoted(name)) of \(quoted(channel))/\(quoted(rendition)) is no longer available"),
             cachePolicy: CachePolicy(.error(targetDuration: snapshot.targetDuration))
         )
     }
@@ -214,7 +206,7 @@ struct OriginResponder {
     private func staticFile(path: [String], headers: HTTPHeaders) -> OriginResponse {
         // Made only when needed: building an error response on every hit cost ~3% of a range request.
         var notFound: OriginResponse {
-            OriginResponse.error(.notFound, "no such file", cachePolicy: CachePolicy(.error(targetDuration: nil)))
+            OriginResponse.refused(Refusal(.notFound, "no such file"), cachePolicy: CachePolicy(.error(targetDuration: nil)))
         }
         guard let publicDirectory else { return notFound }
         let relative = path.isEmpty ? "index.html" : path.joined(separator: "/")
@@ -264,7 +256,7 @@ struct OriginResponder {
             return response
         case .preconditionFailed:
             file.close()
-            return .error(.preconditionFailed, "the resource does not match the precondition", cachePolicy: nil)
+            return .refused(Refusal(.preconditionFailed, "the resource does not match the precondition"), cachePolicy: nil)
         case .proceed:
             break
         }
@@ -289,9 +281,7 @@ struct OriginResponder {
             file.close()
             var extra = HTTPHeaders()
             extra.add(name: "Content-Range", value: ByteRangeRequest.unsatisfiedContentRange(length: length))
-            return .error(
-                .rangeNotSatisfiable,
-                "the range starts beyond the end of the \(length)-byte resource",
+            return .refused(Refusal(.rangeNotSatisfiable, "the range starts beyond the end of the \(length)-byte resource"),
                 cachePolicy: response.cachePolicy,
                 headers: extra
             )
@@ -365,13 +355,11 @@ struct OriginResponder {
     // MARK: - Errors
 
     private func noChannel(_ channel: String) -> OriginResponse {
-        .error(.notFound, "no channel \(quoted(channel))", cachePolicy: CachePolicy(.error(targetDuration: nil)))
+        .refused(Refusal(.notFound, "no channel \(quoted(channel))"), cachePolicy: CachePolicy(.error(targetDuration: nil)))
     }
 
     private func noRendition(_ rendition: String, of snapshot: ChannelSnapshot) -> OriginResponse {
-        .error(
-            .notFound,
-            "channel \(quoted(snapshot.name)) has no rendition \(quoted(rendition))",
+        .refused(Refusal(.notFound, "channel \(quoted(snapshot.name)) has no rendition \(quoted(rendition))"),
             cachePolicy: CachePolicy(.error(targetDuration: snapshot.targetDuration))
         )
     }
@@ -385,13 +373,11 @@ struct OriginResponder {
         let policy = CachePolicy(.error(targetDuration: snapshot.targetDuration))
         var extra = HTTPHeaders()
         extra.add(name: "Retry-After", value: String(policy.maxAge ?? 1))
-        return .error(.serviceUnavailable, message, cachePolicy: policy, headers: extra)
+        return .refused(Refusal(.unavailable, message), cachePolicy: policy, headers: extra)
     }
 
     private func notYetAvailable(_ name: String, rendition: String, channel: String) -> OriginResponse {
-        .error(
-            .notFound,
-            "segment \(quoted(name)) of \(quoted(channel))/\(quoted(rendition)) is not available",
+        .refused(Refusal(.notFound, "segment \(quoted(name)) of \(quoted(channel))/\(quoted(rendition)) is not available"),
             cachePolicy: CachePolicy(.notYetAvailable)
         )
     }

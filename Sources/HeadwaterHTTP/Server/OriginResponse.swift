@@ -75,30 +75,6 @@ struct OriginResponse {
         if case .empty = body { return nil }
         return afterBodyWritten
     }
-
-    /// An error: `status` with a one-line `text/plain` body, `<code> <reason>: <message>`
-    /// (`404 Not Found: channel "demo" has no rendition "v9"`). Line breaks in `message` become spaces.
-    static func error(
-        _ status: HTTPResponseStatus,
-        _ message: String,
-        cachePolicy: CachePolicy?,
-        headers extra: HTTPHeaders = HTTPHeaders()
-    ) -> OriginResponse {
-        var line = "\(status.code) \(status.reasonPhrase): "
-        for scalar in message.unicodeScalars {
-            line.unicodeScalars.append(scalar == "\r" || scalar == "\n" ? " " : scalar)
-        }
-        line.append("\n")
-        var headers = extra
-        headers.add(name: "Content-Type", value: ContentType.plainText.value)
-        headers.add(name: "X-Content-Type-Options", value: "nosniff")
-        return OriginResponse(
-            status: status,
-            headers: headers,
-            body: .bytes(ByteBuffer(string: line)),
-            cachePolicy: cachePolicy
-        )
-    }
 }
 
 /// The access log's `cache=` field: what an origin can say about its own caching of a response.

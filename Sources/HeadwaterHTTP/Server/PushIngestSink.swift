@@ -1,10 +1,10 @@
-import HeadwaterLiveWindow
+public import HeadwaterLiveWindow
 public import HeadwaterSources
 import NIOCore
 import NIOHTTP1
 
 /// Connects the HTTP ingest routes (`PUT|POST|DELETE /ingest/{channel}/{path…}`) to the push
-/// channels of ``PushIngest``, mapping its errors to HTTP statuses with their one-line reasons.
+/// channels of ``PushIngest``, answering its refusals like every other refusal.
 ///
 /// Upload chunks are written to the segment's temporary file on the event loop: the writes land in
 /// the page cache (no fsync — a pushed segment is worthless after a crash, since the window lives
@@ -16,7 +16,7 @@ public struct PushIngestSink: IngestSink {
 
     public func begin(
         channel: String, path: [String], method: IngestMethod, authorization: String?, contentLength: Int64?
-    ) throws(IngestError) -> any IngestUpload {
+    ) throws(Refusal) -> any IngestUpload {
         do {
             try ingest.authorize(channel: channel, authorization: authorization)
             switch method {
@@ -26,37 +26,35 @@ public struct PushIngestSink: IngestSink {
             case .put, .post:
                 let upload = try ingest.beginUpload(
                     channel: channel, path: path, contentLength: contentLength.map { Int(clamping: $0) })
-                return PushIngestUpload(upload: upload)
+                return PushIngestUpload(ingest: ingest, upload: upload)
             }
         } catch {
             throw Self.map(error)
         }
     }
 
-    static func map(_ error: IngestRefusal) -> IngestError {
-        if error.status == 401 { return .unauthorized(error.message, challenge: "Bearer realm=\"headwater\"") }
-        return IngestError(status: HTTPResponseStatus(statusCode: error.status), message: error.message)
-    }
+    static func map(_ error: IngestRefusal) -> Refusal { error.refusal }
 }
 
 /// A push upload seen through the HTTP layer's `IngestUpload`.
 struct PushIngestUpload: IngestUpload {
+    let ingest: PushIngest
     let upload: PushUpload
 
-    func write(_ chunk: ByteBuffer) throws(IngestError) {
-        do { try upload.write(chunk) } catch { throw PushIngestSink.map(error) }
+    func write(_ chunk: ByteBuffer) throws(Refusal) {
+        do { try ingest.write(chunk, to: upload) } catch { throw PushIngestSink.map(error) }
     }
 
-    func finish() throws(IngestError) {
-        do { try upload.finish() } catch { throw PushIngestSink.map(error) }
+    func finish() throws(Refusal) {
+        do { try ingest.finish(upload) } catch { throw PushIngestSink.map(error) }
     }
 
-    func abort() { upload.abort() }
+    func abort() { ingest.abort(upload) }
 }
 
 /// DELETE has no body: the work is done in `begin`.
 struct CompletedUpload: IngestUpload {
-    func write(_ chunk: ByteBuffer) throws(IngestError) {}
-    func finish() throws(IngestError) {}
+    func write(_ chunk: ByteBuffer) throws(Refusal) {}
+    func finish() throws(Refusal) {}
     func abort() {}
 }

@@ -1,3 +1,4 @@
+public import HeadwaterLiveWindow
 public import NIOHTTP1
 
 /// What a request-target names (DESIGN.md "Public interface"), decided from the target alone:
@@ -51,22 +52,22 @@ public enum Route: Sendable, Hashable {
     /// Parses a request-target as received in the request line. Hostile targets (`..`, encoded
     /// dot segments, NUL, …) fail with ``RequestTargetError/reason`` (see ``RequestTarget``), and
     /// a playlist query with a malformed LL-HLS directive fails too (HLS-RULES F10).
-    public static func parse(_ uri: String) -> Result<Route, RouteError> {
+    public static func parse(_ uri: String) -> Result<Route, Refusal> {
         if uri == "*" { return .success(.server) }
         switch RequestTarget.parse(uri) {
         case .success(let target):
-            do throws(RouteError) {
+            do throws(Refusal) {
                 return .success(try Route(target: target))
             } catch {
                 return .failure(error)
             }
         case .failure(let error):
-            return .failure(RouteError(reason: error.reason))
+            return .failure(Refusal.badTarget(error.reason))
         }
     }
 
     /// Routes a parsed origin-form target.
-    public init(target: RequestTarget) throws(RouteError) {
+    public init(target: RequestTarget) throws(Refusal) {
         let s = target.segments
         switch s.first {
         case "live":
@@ -127,17 +128,17 @@ public enum Route: Sendable, Hashable {
     /// LL-HLS delivery directives (RFC 8216bis §6.2.5). Headwater does not block or send delta
     /// updates yet (its playlists advertise neither), so well-formed directives are ignored and
     /// the full playlist is served; malformed ones are a client bug worth a 400.
-    private static func validatePlaylistQuery(_ query: RequestTarget.Query) throws(RouteError) {
+    private static func validatePlaylistQuery(_ query: RequestTarget.Query) throws(Refusal) {
         let msn = query.first("_HLS_msn")
         if let msn, UInt64(msn) == nil {
-            throw RouteError(reason: "_HLS_msn must be a non-negative integer")
+            throw Refusal.badTarget("_HLS_msn must be a non-negative integer")
         }
         if let part = query.first("_HLS_part") {
-            guard UInt64(part) != nil else { throw RouteError(reason: "_HLS_part must be a non-negative integer") }
-            guard msn != nil else { throw RouteError(reason: "_HLS_part requires _HLS_msn") }
+            guard UInt64(part) != nil else { throw Refusal.badTarget("_HLS_part must be a non-negative integer") }
+            guard msn != nil else { throw Refusal.badTarget("_HLS_part requires _HLS_msn") }
         }
         if let skip = query.first("_HLS_skip"), skip != "YES", skip != "v2" {
-            throw RouteError(reason: "_HLS_skip must be YES or v2")
+            throw Refusal.badTarget("_HLS_skip must be YES or v2")
         }
     }
 
@@ -174,13 +175,7 @@ public enum Route: Sendable, Hashable {
     }
 }
 
-/// Why a request-target is a bad request: one line for the 400 body, never echoing the target.
-public struct RouteError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var reason: String
-
-    public init(reason: String) {
-        self.reason = reason
-    }
-
-    public var description: String { reason }
+extension Refusal {
+    /// A request-target that is a bad request: `reason` is one line and never echoes the target.
+    static func badTarget(_ reason: String) -> Refusal { Refusal(.badRequest, reason) }
 }

@@ -216,7 +216,7 @@ struct StatusAPI: Sendable {
             body = try encoder.encode(document(content: content, now: now, samples: samples))
         } catch {
             // Only a non-finite Double could fail, and durations and ages are finite.
-            return .error(.internalServerError, "cannot encode the status", cachePolicy: CachePolicy(.health))
+            return .refused(Refusal(.failed, "cannot encode the status"), cachePolicy: CachePolicy(.health))
         }
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: ContentType.json.value)

@@ -1,3 +1,5 @@
+public import HeadwaterLiveWindow
+
 /// The targeting attributes of a new session, from the request that starts it
 /// (`GET /ssai/{channel}/master.m3u8?device=tv&geo=fr`): the query's parameters, `channel`, and the
 /// request headers the operator chose to copy. Pure: the HTTP layer passes the parts in.
@@ -160,8 +162,8 @@ public enum SessionTargetingError: Error, Sendable, Hashable, CustomStringConver
     /// `%` not followed by two hex digits.
     case invalidPercentEncoding
 
-    /// The HTTP status to answer with.
-    public var status: Int { 400 }
+    /// The refusal a request with this query is answered with.
+    public var refusal: Refusal { Refusal(.badRequest, description) }
 
     public var description: String {
         switch self {

@@ -1,5 +1,7 @@
-/// Why a session token was refused. Each becomes HTTP 403 (``status``) with ``description`` as the
-/// one-line body; none reveals anything about the key.
+public import HeadwaterLiveWindow
+
+/// Why a session token was refused. Each is a ``Refusal/Kind/forbidden`` refusal (``refusal``) with
+/// ``description`` as its one line; none reveals anything about the key.
 public enum SessionTokenError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Not a token at all: empty, oversize, not base64url, no `.`, a MAC of the wrong length, or a
     /// payload that does not decode (unknown version, truncated, …). The text says which.
@@ -13,8 +15,8 @@ public enum SessionTokenError: Error, Sendable, Hashable, CustomStringConvertibl
     /// The session starts later than now, by more than the allowed clock skew.
     case startsInFuture(by: Duration)
 
-    /// The HTTP status to answer with.
-    public var status: Int { 403 }
+    /// The refusal a request with this token is answered with.
+    public var refusal: Refusal { Refusal(.forbidden, description) }
 
     public var description: String {
         switch self {

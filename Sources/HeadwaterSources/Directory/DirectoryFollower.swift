@@ -45,20 +45,20 @@ struct DirectoryFollower: Sendable {
         _ path: String, root: String, into channel: WindowedChannel, deviations: OriginMetrics.IngestDeviations,
         clock: any WallClock, logger: Logger
     ) {
-        let limit = PushIngest.maxPlaylistBytes
+        let limit = WindowedChannel.maxPlaylistBytes
         // Empty: just truncated by a packager about to write it (it changes again at once).
         guard let bytes = SegmentStorage.contents(of: "\(root)/\(path)", limit: limit + 1), !bytes.isEmpty else { return }
         do throws(IngestRefusal) {
             guard bytes.count <= limit else {
                 throw channel.rejected(
-                    IngestRefusal(status: 413, "\(path) is larger than \(limit) bytes", reason: .tooLarge))
+                    IngestRefusal("\(path) is larger than \(limit) bytes", reason: .tooLarge))
             }
             let playlist: Playlist
             do {
                 playlist = try deviations.parse(bytes, path: path)
             } catch {
                 throw channel.rejected(
-                    IngestRefusal(status: 422, "\(path): \(error.description)", reason: .malformedPlaylist))
+                    IngestRefusal("\(path): \(error.description)", reason: .malformedPlaylist))
             }
             if case .media(let media) = playlist {
                 for file in Self.referencedFiles(media, playlistPath: path) {

@@ -79,7 +79,7 @@ extension PullChannelSource {
     }
 
     private func fetchMedia(_ url: URL) async throws(PullFailure) -> ([UInt8], MediaPlaylist) {
-        let bytes = try await upstream.fetch(url, limit: Self.maxPlaylistBytes)
+        let bytes = try await upstream.fetch(url, limit: WindowedChannel.maxPlaylistBytes)
         let playlist: Playlist
         do { playlist = try deviations.parse(bytes, path: "\(url)") } catch {
             throw PullFailure(.malformedPlaylist, "\(url): \(error.description)")

@@ -24,8 +24,6 @@ public import ServiceLifecycle
 ///   state changes, not at every retry. The last good window keeps being served meanwhile. A media
 ///   playlist unchanged for more than 1.5 target durations is counted and logged as stale.
 public final class PullChannelSource: Service, Sendable {
-    /// Largest playlist accepted.
-    public static let maxPlaylistBytes = 1 << 20
     /// Largest segment accepted.
     public static let maxSegmentBytes = 256 << 20
     /// Largest prefix of a segment probed for codecs.
@@ -60,7 +58,7 @@ public final class PullChannelSource: Service, Sendable {
         guard let entry = URL(string: source.url), entry.scheme == "http" || entry.scheme == "https",
             entry.host() != nil
         else {
-            throw IngestRefusal(status: 400, "source.url \(source.url) is not an http(s) URL", reason: .badPath)
+            throw IngestRefusal("source.url \(source.url) is not an http(s) URL", reason: .badPath)
         }
         var logger = logger
         logger[metadataKey: "hls.channel.id"] = "\(channel.name)"
@@ -104,7 +102,7 @@ public final class PullChannelSource: Service, Sendable {
         var backoff = self.backoff()
         while !Task.isCancelled {
             do throws(PullFailure) {
-                let bytes = try await upstream.fetch(entry, limit: Self.maxPlaylistBytes)
+                let bytes = try await upstream.fetch(entry, limit: WindowedChannel.maxPlaylistBytes)
                 let playlist: Playlist
                 do { playlist = try deviations.parse(bytes, path: "\(entry)") } catch {
                     throw PullFailure(.malformedPlaylist, "\(entry): \(error.description)")

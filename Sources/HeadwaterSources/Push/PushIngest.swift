@@ -5,6 +5,7 @@ import HeadwaterMedia
 public import HeadwaterRuntime
 public import Logging
 import NIOConcurrencyHelpers
+public import NIOCore
 public import ServiceLifecycle
 
 #if canImport(Glibc)
@@ -24,9 +25,6 @@ import Darwin
 /// under it so versions reach the registry in order. As a `Service`, it expires removed segments
 /// once a second so their files go even when the encoder is quiet.
 public final class PushIngest: Service, Sendable {
-    /// Largest playlist accepted (playlists are buffered in memory to be parsed).
-    public static let maxPlaylistBytes = 1 << 20
-
     /// Where uploads are stored (`server.state`, or a temporary directory).
     public let stateDirectory: String
     /// The push channels, by name (replaced whole by ``reconfigure(_:slate:)``).
@@ -133,18 +131,17 @@ public final class PushIngest: Service, Sendable {
         let channel = try self.channel(name)
         guard let expected = channel.token else {
             throw rejected(
-                IngestRefusal(
-                    status: 403, "push ingest disabled: \(channel.source.tokenEnvironmentVariable) is not set",
+                IngestRefusal("push ingest disabled: \(channel.source.tokenEnvironmentVariable) is not set",
                     reason: .disabled),
                 channel: channel)
         }
         guard let authorization, let presented = BearerToken.bearerToken(authorization) else {
             throw rejected(
-                IngestRefusal(status: 401, "ingest needs Authorization: Bearer <token>", reason: .missingCredentials),
+                IngestRefusal("ingest needs Authorization: Bearer <token>", reason: .missingCredentials),
                 channel: channel)
         }
         guard BearerToken.matches(presented, expected: expected) else {
-            throw rejected(IngestRefusal(status: 403, "wrong ingest token", reason: .wrongToken), channel: channel)
+            throw rejected(IngestRefusal("wrong ingest token", reason: .wrongToken), channel: channel)
         }
     }
 
@@ -164,7 +161,7 @@ public final class PushIngest: Service, Sendable {
         do { path = try IngestPath(components) } catch { throw rejected(error, channel: channel) }
         let limit =
             path.kind == .playlist
-            ? min(Self.maxPlaylistBytes, channel.source.maxUploadBytes) : channel.source.maxUploadBytes
+            ? min(WindowedChannel.maxPlaylistBytes, channel.source.maxUploadBytes) : channel.source.maxUploadBytes
         if let contentLength, contentLength > limit {
             throw rejected(Self.tooLarge(path, limit: limit), channel: channel)
         }
@@ -175,8 +172,44 @@ public final class PushIngest: Service, Sendable {
             do { fd = try SegmentStorage.create(final + ".part") } catch { throw rejected(error, channel: channel) }
             sink = .file(fd: fd, temporary: final + ".part", final: final)
         }
-        return PushUpload(
-            ingest: self, channel: channel, path: path, contentLength: contentLength, limit: limit, sink: sink)
+        return PushUpload(channel: channel, path: path, contentLength: contentLength, limit: limit, sink: sink)
+    }
+
+    /// Appends a chunk of `upload`'s body.
+    ///
+    /// - Throws: 413 past the size limit, 500 when the disk refuses; the upload is discarded then.
+    public func write(_ chunk: ByteBuffer, to upload: PushUpload) throws(IngestRefusal) {
+        do { try upload.write(chunk) } catch { throw rejected(error, channel: upload.channel) }
+    }
+
+    /// Appends bytes to `upload`'s body (see ``write(_:to:)-…``).
+    public func write(_ bytes: [UInt8], to upload: PushUpload) throws(IngestRefusal) {
+        do { try upload.write(bytes) } catch { throw rejected(error, channel: upload.channel) }
+    }
+
+    /// Completes `upload`: a segment is renamed into place and offered to its channel's window; a
+    /// playlist is parsed and followed.
+    ///
+    /// - Throws: 400 when fewer bytes than `Content-Length` arrived, 422 `path: line N: …` for a
+    ///   playlist that does not parse, 409/400 for a playlist whose rendition name clashes or is
+    ///   unusable, 500 for a disk error. Nothing is listed or kept then.
+    public func finish(_ upload: PushUpload) throws(IngestRefusal) {
+        let completed: PushUpload.Completed
+        do { completed = try upload.finish(now: clock.now()) } catch { throw rejected(error, channel: upload.channel) }
+        switch completed {
+        case .segment(let file, let probe):
+            upload.channel.windowed.apply { window, now in
+                window.segmentStored(path: upload.path.description, file: file, completedAt: now, probe: probe)
+            }
+        case .playlist(let bytes):
+            try received(upload.channel, upload.path, bytes: bytes)
+        }
+    }
+
+    /// Abandons `upload` (the client went away): nothing is listed, the partial file is removed, and
+    /// an upload that was still open counts as truncated.
+    public func abort(_ upload: PushUpload) {
+        if let refusal = upload.abort() { rejected(refusal, channel: upload.channel) }
     }
 
     /// The encoder deleted `path`. Listed segments, and removed ones still fetchable (C7), stay
@@ -216,51 +249,46 @@ public final class PushIngest: Service, Sendable {
         SegmentStorage.removeDirectory(stateDirectory)
     }
 
-    // MARK: Completing uploads (from PushUpload)
+    // MARK: Internals
 
-    func stored(_ channel: PushChannel, _ path: IngestPath, file: SegmentFile, probe: SegmentProbe?) {
-        channel.windowed.apply { window, now in
-            window.segmentStored(path: path.description, file: file, completedAt: now, probe: probe)
-        }
-    }
-
-    func received(_ channel: PushChannel, _ path: IngestPath, bytes: [UInt8]) throws(IngestRefusal) {
+    private func received(_ channel: PushChannel, _ path: IngestPath, bytes: [UInt8]) throws(IngestRefusal) {
         let playlist: Playlist
         do {
             playlist = try channel.deviations.parse(bytes, path: path.description)
         } catch {
             throw rejected(
-                IngestRefusal(status: 422, "\(path): \(error.description)", reason: .malformedPlaylist), channel: channel)
+                IngestRefusal("\(path): \(error.description)", reason: .malformedPlaylist), channel: channel)
         }
         do {
-            try channel.windowed.received(playlist, path: path.description)
+            try channel.windowed.receivedUncounted(playlist, path: path.description)
         } catch {
-            // Counted by the channel's window already (metrics too); only this total is left.
-            countersBox.withLockedValue { $0.count(error.reason) }
-            throw error
+            throw rejected(error, channel: channel)
         }
     }
 
-    /// Counts a refusal; `channel` is `nil` when the request named no push channel.
+    /// Counts a refusal, once: in this ingest's totals, and in its channel's counters and metrics
+    /// (``WindowedChannel/rejected(_:)``); `channel` is `nil` when the request named no push channel.
     @discardableResult
-    func rejected(_ error: IngestRefusal, channel: PushChannel? = nil) -> IngestRefusal {
+    private func rejected(_ error: IngestRefusal, channel: PushChannel? = nil) -> IngestRefusal {
         countersBox.withLockedValue { $0.count(error.reason) }
-        metrics.ingestRejected(channel: channel?.name, reason: error.reason)
+        if let channel {
+            channel.windowed.rejected(error)
+        } else {
+            metrics.ingestRejected(channel: nil, reason: error.reason)
+        }
         return error
     }
-
-    // MARK: Internals
 
     private func channel(_ name: String) throws(IngestRefusal) -> PushChannel {
         guard let channel = channels[name] else {
             throw rejected(
-                IngestRefusal(status: 404, "no channel \"\(name)\" takes push ingest", reason: .unknownChannel))
+                IngestRefusal("no channel \"\(name)\" takes push ingest", reason: .unknownChannel))
         }
         return channel
     }
 
     static func tooLarge(_ path: IngestPath, limit: Int) -> IngestRefusal {
-        IngestRefusal(status: 413, "\(path) is larger than the \(limit)-byte limit", reason: .tooLarge)
+        IngestRefusal("\(path) is larger than the \(limit)-byte limit", reason: .tooLarge)
     }
 
     private static func lookUp(_ variable: String, in environment: [String: String]?) -> String? {

@@ -1,4 +1,5 @@
 public import HeadwaterLiveWindow
+import HeadwaterMedia
 import HeadwaterRuntime
 import NIOConcurrencyHelpers
 public import NIOCore
@@ -9,12 +10,24 @@ import Glibc
 import Darwin
 #endif
 
-/// One upload in progress. Segments stream to a temporary file that ``finish()`` renames into
+/// One upload in progress. Segments stream to a temporary file that ``finish(now:)`` renames into
 /// place, so a truncated or aborted upload leaves nothing listed and no file behind; playlists are
-/// buffered and parsed on ``finish()``, so a malformed one changes nothing already published.
+/// buffered, so a malformed one changes nothing already published.
+///
+/// An upload only moves bytes: it returns what it completed (``Completed``) or why it failed, and
+/// ``PushIngest`` — which made it and is called with it (``PushIngest/write(_:to:)``,
+/// ``PushIngest/finish(_:)``, ``PushIngest/abort(_:)``) — publishes, counts and logs.
 ///
 /// Sendable (the HTTP layer may hand it between tasks); calls are expected one at a time.
 public final class PushUpload: Sendable {
+    /// What a finished upload holds, for its channel to take.
+    enum Completed: Sendable {
+        /// A segment, in place at its final path.
+        case segment(SegmentFile, probe: SegmentProbe?)
+        /// A playlist's bytes, not parsed yet.
+        case playlist([UInt8])
+    }
+
     enum Sink: Sendable {
         case file(fd: Int32, temporary: String, final: String)
         case buffer([UInt8])
@@ -29,14 +42,13 @@ public final class PushUpload: Sendable {
 
     /// The path below `/ingest/{channel}/`.
     public let path: IngestPath
-    private let ingest: PushIngest
-    private let channel: PushChannel
+    /// The channel it goes to.
+    let channel: PushChannel
     private let contentLength: Int?
     private let limit: Int
     private let state: NIOLockedValueBox<State>
 
-    init(ingest: PushIngest, channel: PushChannel, path: IngestPath, contentLength: Int?, limit: Int, sink: Sink) {
-        self.ingest = ingest
+    init(channel: PushChannel, path: IngestPath, contentLength: Int?, limit: Int, sink: Sink) {
         self.channel = channel
         self.path = path
         self.contentLength = contentLength
@@ -48,11 +60,12 @@ public final class PushUpload: Sendable {
 
     /// Appends body bytes.
     ///
-    /// - Throws: 413 past the size limit, 500 when the disk refuses; the upload is aborted then.
-    public func write(_ bytes: UnsafeRawBufferPointer) throws(IngestRefusal) {
+    /// - Throws: too large past the size limit, failed when the disk refuses; the upload is
+    ///   discarded then.
+    func write(_ bytes: UnsafeRawBufferPointer) throws(IngestRefusal) {
         let result: Result<Void, IngestRefusal> = state.withLockedValue { state in
             guard let sink = state.sink else {
-                return .failure(IngestRefusal(status: 400, "upload already finished or aborted", reason: .truncated))
+                return .failure(IngestRefusal("upload already finished or aborted", reason: .truncated))
             }
             guard state.received + bytes.count <= limit else {
                 return .failure(PushIngest.tooLarge(path, limit: limit))
@@ -71,68 +84,62 @@ public final class PushUpload: Sendable {
         }
         if case .failure(let error) = result {
             discard()
-            throw ingest.rejected(error, channel: channel)
+            throw error
         }
     }
 
-    public func write(_ bytes: [UInt8]) throws(IngestRefusal) {
+    func write(_ bytes: [UInt8]) throws(IngestRefusal) {
         let failure = bytes.withUnsafeBytes { raw in Result { () throws(IngestRefusal) in try write(raw) } }
         try failure.get()
     }
 
-    public func write(_ buffer: ByteBuffer) throws(IngestRefusal) {
+    func write(_ buffer: ByteBuffer) throws(IngestRefusal) {
         let failure = buffer.withUnsafeReadableBytes { raw in Result { () throws(IngestRefusal) in try write(raw) } }
         try failure.get()
     }
 
-    /// Completes the upload: a segment is renamed into place and offered to the channel's window;
-    /// a playlist is parsed and followed.
+    /// Completes the upload: a segment is renamed into place (its `Last-Modified` is `now`, µs);
+    /// a playlist's bytes are returned as they arrived.
     ///
-    /// - Throws: 400 when fewer bytes than `Content-Length` arrived, 422 `path: line N: …` for a
-    ///   playlist that does not parse, 409/400 for a playlist whose rendition name clashes or is
-    ///   unusable, 500 for a disk error. Nothing is listed or kept then.
-    public func finish() throws(IngestRefusal) {
+    /// - Throws: truncated when fewer bytes than `Content-Length` arrived, failed for a disk error.
+    ///   Nothing is kept then.
+    func finish(now: Int64) throws(IngestRefusal) -> Completed {
         let taken: (sink: Sink?, received: Int, hash: FNV1a64) = state.withLockedValue { state in
             defer { state.sink = nil }
             return (state.sink, state.received, state.hash)
         }
         guard let sink = taken.sink else {
-            throw IngestRefusal(status: 400, "upload already finished or aborted", reason: .truncated)
+            throw IngestRefusal("upload already finished or aborted", reason: .truncated)
         }
         if let contentLength, taken.received != contentLength {
             Self.discard(sink)
-            throw ingest.rejected(
-                IngestRefusal(
-                    status: 400, "\(path): upload ended after \(taken.received) of \(contentLength) bytes",
-                    reason: .truncated),
-                channel: channel)
+            throw IngestRefusal(
+                "\(path): upload ended after \(taken.received) of \(contentLength) bytes", reason: .truncated)
         }
         switch sink {
         case .buffer(let bytes):
-            try ingest.received(channel, path, bytes: bytes)
+            return .playlist(bytes)
         case .file(let fd, let temporary, let final):
             close(fd)
             do { try SegmentStorage.move(temporary, to: final) } catch {
                 SegmentStorage.remove(temporary)
-                throw ingest.rejected(error, channel: channel)
+                throw error
             }
-            let now = ingest.clock.now()
             let file = SegmentFile(
                 path: final, length: Int64(taken.received),
                 entityTag: "\"\(taken.hash.hexDigest)\"",
                 contentType: IngestPath.contentType(forExtension: path.fileExtension), lastModified: now / 1_000_000)
-            ingest.stored(
-                channel, path, file: file, probe: SegmentStorage.probe(final, extension: path.fileExtension, limit: limit))
+            return .segment(file, probe: SegmentStorage.probe(final, extension: path.fileExtension, limit: limit))
         }
     }
 
     /// Abandons the upload (the client went away): nothing is listed, the partial file is removed.
-    public func abort() {
+    ///
+    /// - Returns: the refusal to count when the upload was still open, else `nil`.
+    func abort() -> IngestRefusal? {
         let wasOpen = state.withLockedValue { $0.sink != nil }
         discard()
-        if wasOpen {
-            ingest.rejected(IngestRefusal(status: 400, "\(path): upload aborted", reason: .truncated), channel: channel)
-        }
+        return wasOpen ? IngestRefusal("\(path): upload aborted", reason: .truncated) : nil
     }
 
     private func discard() {

@@ -174,5 +174,5 @@ package enum SegmentStorage {
         return !number.isEmpty && number.allSatisfy(\.isNumber) && IngestPath.segmentExtensions.contains(String(ext))
     }
 
-    package static func storage(_ message: String) -> IngestRefusal { IngestRefusal(status: 500, message, reason: .storage) }
+    package static func storage(_ message: String) -> IngestRefusal { IngestRefusal(message, reason: .storage) }
 }

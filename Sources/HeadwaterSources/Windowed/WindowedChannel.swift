@@ -11,6 +11,10 @@ import NIOConcurrencyHelpers
 /// The lock is held only for the pure state change and the render of a new version (never for
 /// file or network I/O), so a source's own I/O never blocks readers of the registry.
 public final class WindowedChannel: Sendable {
+    /// Largest playlist a source may deliver, pushed, written or fetched: playlists are read whole
+    /// into memory to be parsed.
+    public static let maxPlaylistBytes = 1 << 20
+
     struct State: Sendable {
         var window: LiveWindow
         var renderer: WindowRenderer
@@ -136,6 +140,11 @@ public final class WindowedChannel: Sendable {
     ///
     /// - Throws: what ``LiveWindow/playlistReceived(path:_:now:)`` throws, counted.
     public func received(_ playlist: Playlist, path: String) throws(IngestRefusal) {
+        do { try receivedUncounted(playlist, path: path) } catch { throw rejected(error) }
+    }
+
+    /// ``received(_:path:)`` for a caller that counts the refusal itself.
+    func receivedUncounted(_ playlist: Playlist, path: String) throws(IngestRefusal) {
         var failure: IngestRefusal?
         apply { window, now in
             switch playlist {
@@ -150,6 +159,6 @@ public final class WindowedChannel: Sendable {
                 return window.multivariantReceived(path: path, multivariant, now: now)
             }
         }
-        if let failure { throw rejected(failure) }
+        if let failure { throw failure }
     }
 }

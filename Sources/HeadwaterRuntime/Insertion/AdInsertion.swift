@@ -1,5 +1,5 @@
 public import HeadwaterHLS
-import HeadwaterLiveWindow
+public import HeadwaterLiveWindow
 public import HeadwaterStitching
 public import Logging
 import NIOConcurrencyHelpers
@@ -13,35 +13,9 @@ public import NIOCore
 /// verified sessions with their latest pod decisions (``SessionCache``), and per channel version the
 /// playlists prepared for each distinct set of pods (``StitchCache``).
 public final class AdInsertion: Sendable {
-    /// Why a request cannot be answered: an HTTP status class and a one-line reason.
-    public struct Refusal: Error, Sendable, Hashable, CustomStringConvertible {
-        public enum Kind: Sendable, Hashable {
-            /// 400: a malformed query (targeting, missing session).
-            case badRequest
-            /// 401: an admin request without the right bearer token.
-            case unauthorized
-            /// 403: a forged, altered, expired or foreign session token; the admin API disabled.
-            case forbidden
-            /// 409: a break cannot start now (one is open, or another request is pending).
-            case conflict
-            /// 404: no such channel or rendition.
-            case notFound
-            /// 503: the channel is starting, or does not stitch ads.
-            case unavailable
-            /// 500: the stitcher refused the inputs (a bug or an invalid configuration): logged.
-            case failed
-        }
-
-        public var kind: Kind
-        public var reason: String
-
-        public init(_ kind: Kind, _ reason: String) {
-            self.kind = kind
-            self.reason = reason
-        }
-
-        public var description: String { reason }
-    }
+    /// Why a request cannot be answered (the kinds used here: bad request, unauthorized, forbidden,
+    /// not found, conflict, unavailable, failed).
+    public typealias Refusal = HeadwaterLiveWindow.Refusal
 
     /// A rendered stitched (or session) playlist, the target duration its errors cache by, and the
     /// ad tracking its serving makes due.
@@ -193,7 +167,7 @@ public final class AdInsertion: Sendable {
             targeting = try SessionTargeting.targeting(
                 channel: channel, query: query, headers: headers, copyingHeaders: ruleBook.current?.headerNames ?? [])
         } catch {
-            return .failure(Refusal(.badRequest, error.description))
+            return .failure(error.refusal)
         }
         let playbackSessionID = headers.first { $0.name.lowercased() == "x-playback-session-id" }?.value
         let token = SessionToken(
@@ -238,7 +212,7 @@ public final class AdInsertion: Sendable {
                 remember = true
             }
         } catch {
-            return .failure(Refusal(.forbidden, error.description))
+            return .failure(error.refusal)
         }
         guard let stitching = registry.stitching(of: channel) else {
             guard let snapshot = registry.snapshot(of: channel) else { return .failure(Refusal(.notFound, "no channel \"\(channel)\"")) }
@@ -254,7 +228,7 @@ public final class AdInsertion: Sendable {
             do throws(SessionTokenError) {
                 session = try signer.verify(token, channel: channel, now: now, maxAge: sessionMaxAge)
             } catch {
-                return .failure(Refusal(.forbidden, error.description))
+                return .failure(error.refusal)
             }
         }
         let prepared: PreparedStitch

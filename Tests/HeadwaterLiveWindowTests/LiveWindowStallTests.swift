@@ -1,6 +1,5 @@
 import HeadwaterHLS
 import HeadwaterLiveWindow
-import HeadwaterRuntime
 import Testing
 
 /// Target-duration refresh, enforced: a stalled source never leaves a playlist unchanged for
@@ -80,7 +79,7 @@ struct PushWindowStallTests {
             }
         }
 
-        var state: ChannelSnapshot.State {
+        var state: ChannelState {
             mutating get { window.snapshot(now: encoder.clock).state }
         }
 

@@ -1,6 +1,5 @@
 import HeadwaterHLS
 import HeadwaterLiveWindow
-import HeadwaterRuntime
 
 /// An encoder pushing aligned renditions the way ffmpeg's HLS muxer does: `x_0.m3u8` lists
 /// `x_00.ts`, `x_01.ts`, …; a restart starts numbering (and names) over.

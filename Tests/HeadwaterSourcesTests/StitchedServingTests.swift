@@ -124,6 +124,8 @@ struct StitchedServingTests {
         var ids: [String] = []
         for token in tokens + tokens {
             let playlist = try origin.insertion.stitchedPlaylist(channel: "demo", rendition: "v1", token: token, now: now / 1000).get()
+            #expect(calls.state.withLock { $0.served.count } == ids.count, "deciding fires nothing")
+            playlist.dueTracking?.perform()  // what the HTTP writer does once the body is written
             let text = String(decoding: playlist.bytes, as: UTF8.self)
             let session = try SessionSigner(secret: Array("0123456789abcdef".utf8)).verify(token, channel: "demo", now: now / 1000)
             ids.append(session.id)

@@ -1,4 +1,5 @@
 import Foundation
+import HeadwaterLiveWindow
 @testable import HeadwaterRuntime
 import HeadwaterTesting
 import Testing
@@ -257,7 +258,7 @@ struct SessionTokenTests {
         ]
         for error in errors {
             #expect(!error.description.isEmpty && !error.description.contains("\n"))
-            #expect(error.status == 403)
+            #expect(error.refusal.kind == .forbidden)
         }
         #expect(SessionTokenError.malformed("no '.'").description == "session token is malformed (no '.')")
     }
@@ -395,7 +396,7 @@ struct SessionTargetingTests {
     ])
     func malformedQueriesAreRefused(query: String, error: SessionTargetingError) {
         #expect(throws: error) { try Self.targeting(query) }
-        #expect(error.status == 400)
+        #expect(error.refusal.kind == .badRequest)
         #expect(!error.description.contains("\n"))
     }
 

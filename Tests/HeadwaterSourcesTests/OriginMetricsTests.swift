@@ -40,8 +40,8 @@ struct OriginMetricsTests {
 
         func put(_ path: String, _ bytes: [UInt8]) throws {
             let upload = try ingest.beginUpload(channel: "live", path: [path], contentLength: bytes.count)
-            try upload.write(bytes)
-            try upload.finish()
+            try ingest.write(bytes, to: upload)
+            try ingest.finish(upload)
         }
         let segment = PushIngestTests.segmentBytes
         for n in 0..<3 {
@@ -72,9 +72,9 @@ struct OriginMetricsTests {
         let channel = WindowedChannel(
             name: "dir", sourceType: "directory", window: window, directory: "/nonexistent", registry: ChannelRegistry(),
             clock: ManualWallClock(), logger: Logger(label: "test"), metrics: metrics)
-        channel.rejected(IngestRefusal(status: 422, "bad", reason: .malformedPlaylist))
-        channel.rejected(IngestRefusal(status: 422, "bad", reason: .malformedPlaylist))
-        channel.rejected(IngestRefusal(status: 413, "big", reason: .tooLarge))
+        channel.rejected(IngestRefusal("bad", reason: .malformedPlaylist))
+        channel.rejected(IngestRefusal("bad", reason: .malformedPlaylist))
+        channel.rejected(IngestRefusal("big", reason: .tooLarge))
         let rejected = "headwater_ingest_rejected_total"
         #expect(Self.value(metrics, rejected + #"{channel="dir",reason="malformed_playlist"}"#) == 2)
         #expect(Self.value(metrics, rejected + #"{channel="dir",reason="too_large"}"#) == 1)

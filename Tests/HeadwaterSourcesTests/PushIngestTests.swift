@@ -58,8 +58,8 @@ final class PushIngestTests {
     func put(_ path: String, _ bytes: [UInt8]) throws {
         let upload = try ingest.beginUpload(
             channel: "live", path: path.split(separator: "/").map(String.init), contentLength: bytes.count)
-        try upload.write(bytes)
-        try upload.finish()
+        try ingest.write(bytes, to: upload)
+        try ingest.finish(upload)
     }
 
     func put(_ path: String, _ text: String) throws { try put(path, Array(text.utf8)) }
@@ -77,12 +77,12 @@ final class PushIngestTests {
         try put("x_0.m3u8", Self.playlist(first: first, count: n - first + 1))
     }
 
-    func expectError(_ status: Int, containing text: String = "", _ body: () throws -> Void) {
+    func expectError(_ kind: Refusal.Kind, containing text: String = "", _ body: () throws -> Void) {
         do {
             try body()
-            Issue.record("expected \(status)")
+            Issue.record("expected \(kind)")
         } catch let error as IngestRefusal {
-            #expect(error.status == status, "\(error)")
+            #expect(error.kind == kind, "\(error)")
             #expect(text.isEmpty || error.message.contains(text), "\(error.message)")
         } catch {
             Issue.record("unexpected \(error)")
@@ -115,15 +115,15 @@ final class PushIngestTests {
     @Test("an aborted or truncated upload lists nothing and leaves no file")
     func aborted() throws {
         let upload = try ingest.beginUpload(channel: "live", path: ["x_00.ts"], contentLength: Self.segmentBytes.count)
-        try upload.write(Array(Self.segmentBytes.prefix(1000)))
+        try ingest.write(Array(Self.segmentBytes.prefix(1000)), to: upload)
         #expect(storedFiles().count == 1)  // the partial file
-        upload.abort()
+        ingest.abort(upload)
         #expect(storedFiles().isEmpty)
-        expectError(400, containing: "1000 of") {
+        expectError(.badRequest, containing: "1000 of") {
             let truncated = try ingest.beginUpload(
                 channel: "live", path: ["x_00.ts"], contentLength: Self.segmentBytes.count)
-            try truncated.write(Array(Self.segmentBytes.prefix(1000)))
-            try truncated.finish()
+            try ingest.write(Array(Self.segmentBytes.prefix(1000)), to: truncated)
+            try ingest.finish(truncated)
         }
         try put("x_0.m3u8", Self.playlist(first: 0, count: 1))
         #expect(storedFiles().isEmpty)
@@ -136,7 +136,7 @@ final class PushIngestTests {
         for n in 0..<3 { try pushSegment(n) }
         let before = try #require(registry.snapshot(of: "live")?.mediaPlaylists["x_0"])
         try put("x_03.ts", Self.segmentBytes)
-        expectError(422, containing: "line 5") {
+        expectError(.unprocessable, containing: "line 5") {
             try put("x_0.m3u8", "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\nx_00.ts\n#EXTINF:abc,\nx_01.ts\n")
         }
         let after = try #require(registry.snapshot(of: "live")?.mediaPlaylists["x_0"])
@@ -148,20 +148,20 @@ final class PushIngestTests {
     func credentials() throws {
         try ingest.authorize(channel: "live", authorization: "Bearer \(Self.token)")
         try ingest.authorize(channel: "live", authorization: "bearer  \(Self.token)")
-        expectError(401) { try ingest.authorize(channel: "live", authorization: nil) }
-        expectError(401) { try ingest.authorize(channel: "live", authorization: "Basic dXNlcjpwYXNz") }
-        expectError(403, containing: "wrong") {
+        expectError(.unauthorized) { try ingest.authorize(channel: "live", authorization: nil) }
+        expectError(.unauthorized) { try ingest.authorize(channel: "live", authorization: "Basic dXNlcjpwYXNz") }
+        expectError(.forbidden, containing: "wrong") {
             try ingest.authorize(channel: "live", authorization: "Bearer \(Self.token)x")
         }
-        expectError(403) { try ingest.authorize(channel: "live", authorization: "Bearer s3cret") }
-        expectError(404) { try ingest.authorize(channel: "other", authorization: "Bearer \(Self.token)") }
+        expectError(.forbidden) { try ingest.authorize(channel: "live", authorization: "Bearer s3cret") }
+        expectError(.notFound) { try ingest.authorize(channel: "other", authorization: "Bearer \(Self.token)") }
         #expect(ingest.counters[.missingCredentials] == 2 && ingest.counters[.wrongToken] == 2)
     }
 
     @Test("without its token variable a channel refuses every upload with 403")
     func disabled() throws {
         let disabled = try PushIngestTests(environment: [:])
-        expectError(403, containing: "push ingest disabled: HEADWATER_INGEST_TOKEN is not set") {
+        expectError(.forbidden, containing: "push ingest disabled: HEADWATER_INGEST_TOKEN is not set") {
             try disabled.ingest.authorize(channel: "live", authorization: "Bearer \(Self.token)")
         }
     }
@@ -173,26 +173,26 @@ final class PushIngestTests {
             ["."], ["a\\b.ts"], [],
         ])
     func hostilePaths(_ path: [String]) throws {
-        expectError(400) { _ = try ingest.beginUpload(channel: "live", path: path, contentLength: 10) }
-        expectError(400) { try ingest.delete(channel: "live", path: path) }
+        expectError(.badRequest) { _ = try ingest.beginUpload(channel: "live", path: path, contentLength: 10) }
+        expectError(.badRequest) { try ingest.delete(channel: "live", path: path) }
         #expect(storedFiles().isEmpty)
     }
 
     @Test("an unknown file type is refused with 415")
     func unsupportedType() {
-        expectError(415) { _ = try ingest.beginUpload(channel: "live", path: ["run.sh"], contentLength: 10) }
+        expectError(.unsupportedMediaType) { _ = try ingest.beginUpload(channel: "live", path: ["run.sh"], contentLength: 10) }
     }
 
     @Test("an upload over max_upload_bytes is refused with 413, declared or streamed")
     func oversized() throws {
-        expectError(413) {
+        expectError(.tooLarge) {
             _ = try ingest.beginUpload(channel: "live", path: ["x_00.ts"], contentLength: (1 << 20) + 1)
         }
         let upload = try ingest.beginUpload(channel: "live", path: ["x_00.ts"], contentLength: nil)
-        try upload.write([UInt8](repeating: 0x47, count: 1 << 20))
-        expectError(413) { try upload.write([0x47]) }
+        try ingest.write([UInt8](repeating: 0x47, count: 1 << 20), to: upload)
+        expectError(.tooLarge) { try ingest.write([0x47], to: upload) }
         #expect(storedFiles().isEmpty)
-        expectError(413) { _ = try ingest.beginUpload(channel: "live", path: ["x.m3u8"], contentLength: (1 << 20) + 1) }
+        expectError(.tooLarge) { _ = try ingest.beginUpload(channel: "live", path: ["x.m3u8"], contentLength: (1 << 20) + 1) }
     }
 
     @Test("a DELETE before the C7 deadline keeps the file; expiry removes it after")
@@ -235,8 +235,8 @@ final class PushIngestTests {
             environment: ["HEADWATER_INGEST_TOKEN": Self.token])
         #expect(FileManager.default.fileExists(atPath: ingest.stateDirectory + "/push/live"))
         let upload = try ingest.beginUpload(channel: "live", path: ["x_00.ts"], contentLength: nil)
-        try upload.write(Self.segmentBytes)
-        try upload.finish()
+        try ingest.write(Self.segmentBytes, to: upload)
+        try ingest.finish(upload)
         let task = Task { try await ingest.run() }
         try await Task.sleep(for: .milliseconds(50))
         task.cancel()

@@ -133,8 +133,8 @@ struct DialectBreakTests {
 
         func put(_ path: String, _ bytes: [UInt8]) throws {
             let upload = try ingest.beginUpload(channel: "live", path: [path], contentLength: bytes.count)
-            try upload.write(bytes)
-            try upload.finish()
+            try ingest.write(bytes, to: upload)
+            try ingest.finish(upload)
         }
 
         let epoch = clock.now() / 1000
