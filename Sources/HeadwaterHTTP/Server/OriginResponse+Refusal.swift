@@ -1,5 +1,5 @@
 public import HeadwaterLiveWindow
-public import NIOCore
+import NIOCore
 public import NIOHTTP1
 
 extension HTTPResponseStatus {

@@ -1,5 +1,4 @@
 public import HeadwaterLiveWindow
-public import HeadwaterStitching
 
 /// What the HTTP layer can ask of one channel at one instant: an immutable snapshot. Readers never
 /// lock beyond fetching the current snapshot; the publisher replaces it with the next version.

@@ -2,7 +2,7 @@ public import HeadwaterLiveWindow
 import HeadwaterMedia
 import HeadwaterRuntime
 import NIOConcurrencyHelpers
-public import NIOCore
+import NIOCore
 
 #if canImport(Glibc)
 import Glibc

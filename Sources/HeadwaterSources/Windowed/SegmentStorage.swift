@@ -1,4 +1,4 @@
-public import HeadwaterLiveWindow
+package import HeadwaterLiveWindow
 package import HeadwaterMedia
 
 #if canImport(Glibc)
