@@ -58,7 +58,7 @@ struct TolerantPullTests {
         let metrics = OriginMetrics()
         let log = LogRecorder()
         let pull = HeadwaterConfiguration.Channel.PullSource(
-            url: upstream.url("/live/master.m3u8"), targetDuration: 2, timeoutMilliseconds: 2_000)
+            url: upstream.url("/live/master.m3u8"), targetDuration: 2, timeoutMilliseconds: 10_000)
         let channel = HeadwaterConfiguration.Channel(name: "live", source: .pull(pull), windowSeconds: 6)
         let source = try PullChannelSource(
             channel: channel, source: pull, stateDirectory: state, runTag: "t", registry: registry,
@@ -68,7 +68,8 @@ struct TolerantPullTests {
         defer { task.cancel() }
 
         var served: [UInt8]?
-        // Generous: a full parallel test run can starve this task and the source's polls for seconds.
+        // Generous, like the fetch timeout above: a full parallel test run (players, ffmpeg) can starve
+        // this task and the source's polls and fetches for seconds (a 2 s fetch timeout failed once so).
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             // Wait for the window and for several reloads of the unchanged upstream playlist.
