@@ -1,4 +1,5 @@
 import Crypto
+import HeadwaterHLS
 
 /// The AES-128 keys and segment IVs of encrypted channels (`METHOD=AES-128`, RFC 8216 §4.3.2.4),
 /// derived, never stored, from one secret (``KeySecret``): every node with the same secret serves
@@ -115,10 +116,5 @@ public struct SegmentIV: Sendable, Hashable {
     public let bytes: [UInt8]
 
     /// The `IV` attribute of `EXT-X-KEY` (RFC 8216 §4.3.2.4): `0x` and 32 upper-case hex digits.
-    public var attributeValue: String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var text: [UInt8] = Array("0x".utf8)
-        for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]] }
-        return String(decoding: text, as: UTF8.self)
-    }
+    public var attributeValue: String { HexSequence.encode(bytes) }
 }

@@ -1,3 +1,5 @@
+import HeadwaterHLS
+
 /// The text form of the secret content keys are derived from (`HEADWATER_KEY_SECRET`, the same on
 /// every node): exactly 32 random bytes, written either as
 ///
@@ -40,24 +42,9 @@ enum KeySecret {
         return text[first...last]
     }
 
+    /// 64 hex digits, through the project's one hex reader (``HexSequence``, HLS's `0x…` form).
     private static func hexDecoded(_ text: ArraySlice<UInt8>) -> [UInt8]? {
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.count / 2)
-        var index = text.startIndex
-        while index < text.endIndex {
-            guard let high = nibble(text[index]), let low = nibble(text[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
+        HexSequence.decode("0x" + String(decoding: text, as: UTF8.self))
     }
 
     /// Standard or URL-safe base64, one trailing `=` at most (32 bytes need exactly one), decoded
