@@ -39,7 +39,8 @@ struct OriginMetricsTests {
             environment: ["HEADWATER_INGEST_TOKEN": "t"], metrics: metrics)
 
         func put(_ path: String, _ bytes: [UInt8]) throws {
-            let upload = try ingest.beginUpload(channel: "live", path: [path], contentLength: bytes.count)
+            let components = path.split(separator: "/").map(String.init)
+            let upload = try ingest.beginUpload(channel: "live", path: components, contentLength: bytes.count)
             try ingest.write(bytes, to: upload)
             try ingest.finish(upload)
         }
@@ -52,12 +53,19 @@ struct OriginMetricsTests {
         #expect(throws: IngestRefusal.self) { try ingest.authorize(channel: "live", authorization: "Bearer wrong") }
         #expect(throws: IngestRefusal.self) { try ingest.authorize(channel: "nosuch", authorization: "Bearer t") }
         #expect(throws: IngestRefusal.self) { try put("x_0.m3u8", Array("not a playlist".utf8)) }
+        // Refused by the channel's window (a second playlist for rendition x_0): counted once too.
+        let conflict = #expect(throws: IngestRefusal.self) {
+            try put("x_0/index.m3u8", Array(PushIngestTests.playlist(first: 0, count: 3).utf8))
+        }
+        #expect(conflict?.reason == .renditionConflict, "\(String(describing: conflict))")
 
         #expect(Self.value(metrics, #"headwater_ingest_segments_total{channel="live"}"#) == 3)
         #expect(Self.value(metrics, #"headwater_ingest_bytes_total{channel="live"}"#) == Double(3 * segment.count))
         let rejected = "headwater_ingest_rejected_total"
         #expect(Self.value(metrics, rejected + #"{channel="live",reason="wrong_token"}"#) == 1)
         #expect(Self.value(metrics, rejected + #"{channel="live",reason="malformed_playlist"}"#) == 1)
+        #expect(Self.value(metrics, rejected + #"{channel="live",reason="rendition_conflict"}"#) == 1)
+        #expect(ingest.counters[.renditionConflict] == 1 && ingest.counters[.wrongToken] == 1)
         // An unknown channel's name (the client's choice) never becomes a label.
         #expect(Self.value(metrics, rejected + #"{channel="",reason="unknown_channel"}"#) == 1)
         #expect(!String(decoding: metrics.exposition(channels: []), as: UTF8.self).contains("nosuch"))
