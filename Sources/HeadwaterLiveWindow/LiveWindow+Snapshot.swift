@@ -11,21 +11,32 @@ extension LiveWindow {
         /// BANDWIDTH of each generated variant: only ever raised, so the playlist changes rarely
         /// and always covers the peak measured so far (E2).
         var advertised: [String: Int] = [:]
+        /// BANDWIDTH and AVERAGE-BANDWIDTH of each I-frame variant: BANDWIDTH only rises; the average
+        /// follows the measurement only when it moves by more than a tenth, so the multivariant
+        /// playlist does not change with every segment.
+        var advertisedIFrames: [String: (peak: Int, average: Int)] = [:]
     }
 
     /// Everything the channel offers now, as values: the runtime renders each playlist whose
     /// version changed since it last rendered it (``WindowVersion/Playlist/version``).
     public mutating func snapshot(now: Int64) -> WindowVersion {
         var playlists: [String: WindowVersion.Playlist] = [:]
+        var iFramePlaylists: [String: WindowVersion.Playlist] = [:]
         var segments: [String: [String: SegmentFile]] = [:]
         for name in liveRenditions {
             guard let last = renditions[name]!.lastMSN else { continue }
             if renditions[name]!.listed?.lastMSN != last {
-                renditions[name]!.listed = (last, mediaPlaylist(rendition: name)!)
+                let model = mediaPlaylist(rendition: name)!
+                renditions[name]!.listed = (last, model)
+                renditions[name]!.listedIFrames = iFramePlaylist(of: model, rendition: renditions[name]!)
             }
             playlists[name] = WindowVersion.Playlist(
                 model: renditions[name]!.listed!.model, tag: "\(configuration.channel)-\(name)-\(configuration.runTag)",
                 version: last)
+            if let iFrames = renditions[name]!.listedIFrames {
+                iFramePlaylists[name] = WindowVersion.Playlist(
+                    model: iFrames, tag: "\(configuration.channel)-\(name)-iframes-\(configuration.runTag)", version: last)
+            }
             segments[name] = renditions[name]!.fetchable
         }
         if !playlists.isEmpty { updateMultivariant() }
@@ -37,11 +48,57 @@ extension LiveWindow {
                     model: $0, tag: "\(configuration.channel)-master-\(configuration.runTag)",
                     version: self.multivariant.version)
             }
-        return WindowVersion(
+        var version = WindowVersion(
             channel: configuration.channel,
             state: playlists.isEmpty ? .starting : degradation.map { .degraded(reason: $0) } ?? .live,
             multivariant: multivariant, media: playlists, segments: segments,
             targetDuration: configuration.targetDuration, status: status(), publishedAt: now / 1_000_000)
+        version.iFrames = iFramePlaylists
+        return version
+    }
+
+    /// The I-frame playlist of `media`, the listed playlist of `rendition`: `nil` unless some listed
+    /// segment is a stored, whole MPEG-TS file with a key frame and none is encrypted. A byte-range
+    /// segment's key frame is not known (its file's is), so it is listed as a gap, like a remote one.
+    func iFramePlaylist(of media: MediaPlaylist, rendition: RenditionWindow) -> MediaPlaylist? {
+        let fetchable = rendition.fetchable
+        func keyFrame(_ segment: MediaSegment) -> KeyFrameLocation? {
+            guard segment.byteRange == nil, let slash = segment.uri.lastIndex(of: "/") else { return nil }
+            return fetchable[String(segment.uri[segment.uri.index(after: slash)...])]?.keyFrame
+        }
+        guard IFramePlaylist.isOffered(for: media), media.segments.contains(where: { keyFrame($0) != nil }) else {
+            return nil
+        }
+        return IFramePlaylist.make(from: media) { _, segment in keyFrame(segment) }
+    }
+
+    /// The I-frame variants of the live renditions that have I-frame playlists, measured from the
+    /// key frames of their windows; BANDWIDTH only rises, like the variants'.
+    mutating func iFrameVariants() -> [IFrameVariantStream] {
+        var variants: [IFrameVariantStream] = []
+        for name in liveRenditions where renditions[name]!.listedIFrames != nil {
+            let rendition = renditions[name]!
+            let keyFrames = rendition.entries.compactMap { entry in
+                entry.file?.keyFrame.map { (location: $0, duration: entry.duration) }
+            }
+            let uri = IFramePlaylist.uri(forRendition: name)
+            let advertised = multivariant.advertisedIFrames[name]
+            guard
+                var variant = IFramePlaylist.variant(
+                    uri: uri, keyFrames: keyFrames, targetDuration: configuration.targetDuration,
+                    atLeast: advertised?.peak ?? 0)
+            else { continue }
+            var average = variant.attributes.integer("AVERAGE-BANDWIDTH").map { Int($0) } ?? 0
+            if let advertised, abs(average - advertised.average) * 10 <= advertised.average {
+                average = advertised.average
+                variant.attributes["AVERAGE-BANDWIDTH"] = .integer(average)
+            }
+            let peak = max(Int(variant.bandwidth), average)
+            variant.attributes["BANDWIDTH"] = .integer(peak)
+            multivariant.advertisedIFrames[name] = (peak, average)
+            variants.append(variant)
+        }
+        return variants
     }
 
     /// What the status page shows: every rendition's window (also those not served yet).
@@ -85,12 +142,12 @@ extension LiveWindow {
         multivariant.playlist = desired
     }
 
-    /// The encoder's multivariant playlist with every media URI pointing at `{rendition}.m3u8`.
-    /// I-frame playlists are dropped (Headwater does not relay them).
-    private func rewrittenMultivariant() -> MultivariantPlaylist? {
+    /// The encoder's multivariant playlist with every media URI pointing at `{rendition}.m3u8`, and
+    /// Headwater's I-frame variants in place of the encoder's (whose playlists it does not relay).
+    private mutating func rewrittenMultivariant() -> MultivariantPlaylist? {
         guard let (path, source) = pushedMultivariant else { return nil }
         var playlist = source
-        playlist.iFrameVariants = []
+        playlist.iFrameVariants = iFrameVariants()
         for index in playlist.variants.indices {
             guard let name = liveRendition(for: playlist.variants[index].uri, from: path) else { return nil }
             playlist.variants[index].uri = "\(name).m3u8"
@@ -138,6 +195,7 @@ extension LiveWindow {
             }
             playlist.variants.append(VariantStream(attributes: attributes, uri: "\(name).m3u8"))
         }
+        playlist.iFrameVariants = iFrameVariants()
         let required = PlaylistValidator.requiredVersion(playlist).version
         playlist.version = required > 1 ? required : nil
         return playlist

@@ -104,6 +104,8 @@ struct RenditionWindow: Sendable {
     var slateIndex = 0
     /// The playlist as last built, by version (the last MSN; listing only ever appends).
     var listed: (lastMSN: UInt64, model: MediaPlaylist)?
+    /// The I-frame playlist of ``listed``, made with it (`nil` when it has none).
+    var listedIFrames: MediaPlaylist?
 
     init(name: String, playlistPath: String, targetDuration: Int, epoch: Int, numbering: ChannelNumbering.Epoch) {
         self.name = name

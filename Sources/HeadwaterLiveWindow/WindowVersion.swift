@@ -29,6 +29,9 @@ public struct WindowVersion: Sendable {
     public var multivariant: Multivariant?
     /// Live renditions' playlists, by rendition name.
     public var media: [String: Playlist]
+    /// I-frame playlists of the live video renditions, by rendition name, with the version of their
+    /// media playlist (``IFramePlaylist``).
+    public var iFrames: [String: Playlist] = [:]
     /// What can be fetched now, by rendition and segment name (HLS-RULES C7).
     public var segments: [String: [String: SegmentFile]]
     public var targetDuration: Int

@@ -10,8 +10,15 @@ public struct SegmentFile: Sendable, Hashable {
     public var contentType: String
     /// Unix seconds, for `Last-Modified`.
     public var lastModified: Int64
+    /// The first key frame of an MPEG-TS segment with video, for I-frame playlists; `nil` for
+    /// other media, audio-only segments and encrypted bytes.
+    public var keyFrame: KeyFrameLocation?
 
-    public init(path: String, length: Int64, entityTag: String, contentType: String, lastModified: Int64) {
+    public init(
+        path: String, length: Int64, entityTag: String, contentType: String, lastModified: Int64,
+        keyFrame: KeyFrameLocation? = nil
+    ) {
+        self.keyFrame = keyFrame
         self.path = path
         self.length = length
         self.entityTag = entityTag
