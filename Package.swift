@@ -56,7 +56,7 @@ let package = Package(
         .target(
             name: "HeadwaterConfiguration",
             dependencies: [
-                "HeadwaterHLS", "HeadwaterStitching", "HeadwaterLiveWindow",
+                "HeadwaterHLS", "HeadwaterStitching", "HeadwaterLiveWindow", "HeadwaterMedia",
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings

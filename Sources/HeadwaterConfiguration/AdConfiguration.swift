@@ -1,5 +1,6 @@
 import Foundation
 public import HeadwaterHLS
+public import HeadwaterLiveWindow
 public import HeadwaterStitching
 import Yams
 
@@ -22,6 +23,9 @@ public struct AdConfiguration: Sendable, Hashable {
     var locations: [String: Location]
     /// The slate is one of the creatives: its problems are reported once, under `creatives`.
     var slateIsCreative: Bool
+    /// The first key frame of each creative's MPEG-TS segments, by the URL stitched playlists list
+    /// it at: for stitched I-frame playlists.
+    public var keyFrames: [String: KeyFrameLocation] = [:]
 
     struct Location: Sendable, Hashable {
         var keyPath: String
@@ -51,8 +55,9 @@ public struct AdConfiguration: Sendable, Hashable {
         let root = try YAMLReader.compose(text, file: file)
         var parser = AdConfigurationParser(file: file, baseDirectory: baseDirectory, publicDirectory: publicDirectory)
         let ruleSet = parser.parse(root, version: version)
-        let configuration = AdConfiguration(
+        var configuration = AdConfiguration(
             ruleSet: ruleSet, file: file, locations: parser.locations, slateIsCreative: parser.slateIsCreative)
+        configuration.keyFrames = parser.keyFrames
         // What does not depend on a channel's renditions: references, caps, hours, tracking, ids.
         var problems = parser.problems
         let structural = ruleSet.validate(renditions: [], targetDuration: Int.max)

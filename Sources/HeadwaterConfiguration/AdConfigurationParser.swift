@@ -14,6 +14,8 @@ struct AdConfigurationParser {
     let publicDirectory: String?
     private(set) var locations: [String: AdConfiguration.Location] = [:]
     private(set) var slateIsCreative = false
+    /// The key frames of every creative's segments, by served URL.
+    private(set) var keyFrames: [String: KeyFrameLocation] = [:]
     /// Creatives whose package did not load: references to them are not reported again.
     private(set) var failedCreatives: Set<String> = []
 
@@ -152,6 +154,7 @@ struct AdConfigurationParser {
             return nil
         }
         let line = pathNode.mark?.line
+        for rendition in package.renditions.values { keyFrames.merge(rendition.keyFrames) { first, _ in first } }
         locations["\(issuePath).renditions"] = .init(keyPath: packagePath, line: line)
         for (name, rendition) in package.renditions {
             let renditionPath = "\(issuePath).renditions[\(name.debugDescription)]"

@@ -1,6 +1,7 @@
 import Foundation
 import HeadwaterHLS
 import HeadwaterLiveWindow
+import HeadwaterMedia
 import HeadwaterStitching
 
 /// An ad creative (or the slate) read from a VOD package on disk: a multivariant playlist whose media
@@ -20,6 +21,9 @@ struct CreativePackage: Sendable, Hashable {
         var playlist: String
         /// Per segment, the line of its EXTINF in the media playlist.
         var lines: [Int]
+        /// The first key frame of each whole MPEG-TS segment with video, by served URL: what a
+        /// stitched I-frame playlist lists for it (``IFramePlaylist``).
+        var keyFrames: [String: KeyFrameLocation] = [:]
     }
 
     /// By rendition name.
@@ -91,6 +95,7 @@ struct CreativePackage: Sendable, Hashable {
         var segments: [CreativeSegment] = []
         var lines: [Int] = []
         var map: MediaInitializationSection?
+        var keyFrames: [String: KeyFrameLocation] = [:]
         for (index, segment) in playlist.segments.enumerated() {
             let known = sourceMap.segments.indices.contains(index)
             let line = known ? sourceMap.segments[index].extinf : 1
@@ -111,10 +116,24 @@ struct CreativePackage: Sendable, Hashable {
                 uri: try served(segment.uri, in: playlistDirectory, directory: directory, urlPrefix: urlPrefix, at: at),
                 duration: segment.duration)
             if let range = ranges[index] { creativeSegment.byteRange = ByteRange(length: range.length, offset: range.offset) }
+            if creativeSegment.byteRange == nil, map == nil, !creativeSegment.uri.hasPrefix("http"),
+                let location = keyFrame(of: directory + "/" + (playlistDirectory.isEmpty ? "" : playlistDirectory + "/") + segment.uri)
+            {
+                keyFrames[creativeSegment.uri] = location
+            }
             segments.append(creativeSegment)
             lines.append(line)
         }
-        return Rendition(media: CreativeRendition(map: map, segments: segments), playlist: relative, lines: lines)
+        return Rendition(
+            media: CreativeRendition(map: map, segments: segments), playlist: relative, lines: lines, keyFrames: keyFrames)
+    }
+
+    /// The first key frame of the MPEG-TS file at `path`; `nil` for other media (or none).
+    private static func keyFrame(of path: String) -> KeyFrameLocation? {
+        guard path.hasSuffix(".ts"), let data = FileManager.default.contents(atPath: path) else { return nil }
+        let bytes = [UInt8](data)
+        guard let probe = try? TransportStreamProbe.probe(bytes) else { return nil }
+        return KeyFrameLocation(transportStream: bytes, probe: probe)
     }
 
     /// The URL a segment (or init section) of the package is served at: absolute URLs as they are,

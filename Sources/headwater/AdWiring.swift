@@ -17,6 +17,7 @@ struct AdWiring: Sendable {
     let logger: Logger
 
     func apply(_ loaded: ChannelSupervisor.Loaded) {
+        adInsertion.addCreativeKeyFrames(loaded.adKeyFrames)
         if let ads = loaded.ads {
             var unversioned = ruleBook.current
             unversioned?.version = ads.version

@@ -100,7 +100,10 @@ enum ConfigurationLoading {
         }
         let ads = loadAds(configuration, packages: packages, file: file, problems: &problems)
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
-        return ChannelSupervisor.Loaded(configuration: configuration, packages: packages, slate: slate, file: file, ads: ads)
+        var loaded = ChannelSupervisor.Loaded(
+            configuration: configuration, packages: packages, slate: slate, file: file, ads: ads?.ruleSet)
+        loaded.adKeyFrames = ads?.keyFrames ?? [:]
+        return loaded
     }
 
     /// The ad configuration (`server.ads`, or the embedded demo's), checked against the ladder and
@@ -109,7 +112,7 @@ enum ConfigurationLoading {
     private static func loadAds(
         _ configuration: HeadwaterConfiguration, packages: [String: LoopPackage], file: String,
         problems: inout [ConfigurationError.Problem]
-    ) -> AdRuleSet? {
+    ) -> AdConfiguration? {
         let loaded: AdConfiguration
         do throws(ConfigurationError) {
             if let path = configuration.server.adsFile {
@@ -132,7 +135,7 @@ enum ConfigurationLoading {
                 channel: channel.name, renditions: package.renditions.map(\.name), targetDuration: package.targetDuration,
                 maximumSegmentDuration: longest)
         }
-        return loaded.ruleSet
+        return loaded
     }
 
     /// Prints every problem to standard error and exits with EX_CONFIG (78).

@@ -6,6 +6,7 @@ public import HeadwaterLiveWindow
 public struct WindowRenderer: Sendable {
     private typealias Kept = (version: UInt64, playlist: RenderedPlaylist)
     private var media: [String: Kept] = [:]
+    private var iFrames: [String: Kept] = [:]
     private var multivariant: Kept?
     private let metrics: OriginMetrics
 
@@ -23,15 +24,23 @@ public struct WindowRenderer: Sendable {
                 PlaylistRendering.render($0.model, tag: $0.tag, version: $0.version, publishedAt: publishedAt)
             }
         }
+        var iFramePlaylists: [String: RenderedPlaylist] = [:]
+        for (name, playlist) in version.iFrames {
+            iFramePlaylists[name] = reuse(&iFrames[name], playlist, .media) {
+                PlaylistRendering.render($0.model, tag: $0.tag, version: $0.version, publishedAt: publishedAt)
+            }
+        }
         let multivariant = version.multivariant.map { wanted in
             reuse(&self.multivariant, wanted, .multivariant) {
                 PlaylistRendering.render($0.model, tag: $0.tag, version: $0.version, publishedAt: publishedAt)
             }
         }
-        return ChannelSnapshot(
+        var snapshot = ChannelSnapshot(
             name: version.channel, state: version.state, multivariant: multivariant, mediaPlaylists: playlists,
             segments: version.segments, targetDuration: version.targetDuration, status: version.status,
             content: version.content)
+        snapshot.iFramePlaylists = iFramePlaylists
+        return snapshot
     }
 
     /// `kept`'s bytes when they are of `wanted`'s version, else `wanted` rendered (and counted) and kept.

@@ -98,10 +98,11 @@ struct DirectoryFollower: Sendable {
         stored[path] = linked.inode == status.inode ? linked : status
         var identity = FNV1a64()
         identity.update("\(status.device):\(status.inode):\(linked.size):\(status.modified)".utf8)
+        let (probe, keyFrame) = SegmentStorage.inspect(destination, extension: ext, limit: DirectoryChannelSource.probeLimit)
         let file = SegmentFile(
             path: destination, length: linked.size, entityTag: "\"\(identity.hexDigest)\"",
-            contentType: IngestPath.contentType(forExtension: ext), lastModified: status.modified / 1_000_000_000)
-        let probe = SegmentStorage.probe(destination, extension: ext, limit: DirectoryChannelSource.probeLimit)
+            contentType: IngestPath.contentType(forExtension: ext), lastModified: status.modified / 1_000_000_000,
+            keyFrame: keyFrame)
         channel.apply { window, now in window.segmentStored(path: path, file: file, completedAt: now, probe: probe) }
     }
 

@@ -85,8 +85,9 @@ public struct LoopPackage: Sendable {
     }
 
     /// The multivariant playlist of the live channel: the package's groups and variants with
-    /// measured attributes, media URIs pointing at `{rendition}.m3u8`.
-    public func multivariant() -> MultivariantPlaylist {
+    /// measured attributes, media URIs pointing at `{rendition}.m3u8`, and with `iFrames` an
+    /// I-frame variant for each video rendition, measured from its key frames.
+    public func multivariant(iFrames: Bool = true) -> MultivariantPlaylist {
         var playlist = MultivariantPlaylist()
         playlist.version = 3
         playlist.independentSegments = true
@@ -123,7 +124,24 @@ public struct LoopPackage: Sendable {
             }
             playlist.variants.append(VariantStream(attributes: attributes, uri: "\(rendition.name).m3u8"))
         }
+        if iFrames {
+            for rendition in renditions {
+                guard Self.hasIFrames(rendition) else { continue }
+                let keyFrames = rendition.segments.compactMap { segment in
+                    segment.file.keyFrame.map { (location: $0, duration: segment.duration) }
+                }
+                let uri = IFramePlaylist.uri(forRendition: rendition.name)
+                if let variant = IFramePlaylist.variant(uri: uri, keyFrames: keyFrames, targetDuration: targetDuration) {
+                    playlist.iFrameVariants.append(variant)
+                }
+            }
+        }
         return playlist
+    }
+
+    /// Whether `rendition` has an I-frame playlist: every segment has a key frame.
+    public static func hasIFrames(_ rendition: Rendition) -> Bool {
+        rendition.segments.allSatisfy { $0.file.keyFrame != nil }
     }
 
     // MARK: Loading
@@ -183,7 +201,8 @@ public struct LoopPackage: Sendable {
                 file: SegmentFile(
                     path: file, length: Int64(bytes.count),
                     entityTag: "\"\(hash.hexDigest)\"",
-                    contentType: "video/mp2t", lastModified: modified),
+                    contentType: "video/mp2t", lastModified: modified,
+                    keyFrame: KeyFrameLocation(transportStream: bytes, probe: probe)),
                 duration: segment.duration))
         }
         return Rendition(

@@ -149,10 +149,11 @@ extension PullChannelSource {
             $0.segmentsFetched += 1
             $0.bytesFetched += UInt64(stored.length)
         }
+        let (probe, keyFrame) = SegmentStorage.inspect(destination, extension: ext, limit: Self.probeLimit)
         let file = SegmentFile(
             path: destination, length: stored.length, entityTag: "\"\(stored.hash.hexDigest)\"",
-            contentType: IngestPath.contentType(forExtension: ext), lastModified: clock.now() / 1_000_000)
-        let probe = SegmentStorage.probe(destination, extension: ext, limit: Self.probeLimit)
+            contentType: IngestPath.contentType(forExtension: ext), lastModified: clock.now() / 1_000_000,
+            keyFrame: keyFrame)
         windowed.apply { window, now in
             window.segmentStored(path: download.path, file: file, completedAt: now, probe: probe)
         }

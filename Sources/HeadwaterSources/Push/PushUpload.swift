@@ -125,11 +125,13 @@ public final class PushUpload: Sendable {
                 SegmentStorage.remove(temporary)
                 throw error
             }
+            let media = SegmentStorage.inspect(final, extension: path.fileExtension, limit: limit)
             let file = SegmentFile(
                 path: final, length: Int64(taken.received),
                 entityTag: "\"\(taken.hash.hexDigest)\"",
-                contentType: IngestPath.contentType(forExtension: path.fileExtension), lastModified: now / 1_000_000)
-            return .segment(file, probe: SegmentStorage.probe(final, extension: path.fileExtension, limit: limit))
+                contentType: IngestPath.contentType(forExtension: path.fileExtension), lastModified: now / 1_000_000,
+                keyFrame: media.keyFrame)
+            return .segment(file, probe: media.probe)
         }
     }
 

@@ -23,6 +23,8 @@ public actor ChannelSupervisor: Service {
         /// The ad configuration (`server.ads`), checked against every loop channel's ladder; its
         /// version is assigned when it is installed in the ``AdRuleBook``.
         public var ads: AdRuleSet?
+        /// The first key frame of each creative's segments, by served URL (stitched I-frame playlists).
+        public var adKeyFrames: [String: KeyFrameLocation] = [:]
 
         public init(
             configuration: HeadwaterConfiguration, packages: [String: LoopPackage], slate: SlateLibrary?, file: String,

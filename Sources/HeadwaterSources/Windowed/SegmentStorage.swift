@@ -159,10 +159,20 @@ package enum SegmentStorage {
     /// at most its first `limit` bytes), for the generated multivariant playlist; `nil` for other
     /// types or media that does not probe.
     package static func probe(_ path: String, extension ext: String, limit: Int) -> SegmentProbe? {
-        guard ext == "ts" || ext == "aac", var bytes = contents(of: path, limit: limit) else { return nil }
+        inspect(path, extension: ext, limit: limit).probe
+    }
+
+    /// ``probe(_:extension:limit:)`` and, for MPEG-TS with video, where its first key frame lies
+    /// (for I-frame playlists), from one read of the stored file.
+    package static func inspect(
+        _ path: String, extension ext: String, limit: Int
+    ) -> (probe: SegmentProbe?, keyFrame: KeyFrameLocation?) {
+        guard ext == "ts" || ext == "aac", var bytes = contents(of: path, limit: limit) else { return (nil, nil) }
         if bytes.count > limit { bytes.removeLast(bytes.count - limit) }
-        if ext == "ts" { bytes.removeLast(bytes.count % TransportStreamProbe.packetSize) }
-        return ext == "ts" ? try? TransportStreamProbe.probe(bytes) : try? PackedAudioProbe.probe(bytes)
+        guard ext == "ts" else { return (try? PackedAudioProbe.probe(bytes), nil) }
+        bytes.removeLast(bytes.count % TransportStreamProbe.packetSize)
+        guard let probe = try? TransportStreamProbe.probe(bytes) else { return (nil, nil) }
+        return (probe, KeyFrameLocation(transportStream: bytes, probe: probe))
     }
 
     static func isOwnFileName(_ name: String) -> Bool {

@@ -636,7 +636,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             // Nothing published since this second's encoding: still current.
         } else {
             let responder = environment.responder
-            guard case .success(let (playlist, cachePolicy)) = responder.sharedPlaylist(channel: entry.channel, rendition: entry.rendition)
+            guard case .success(let (playlist, cachePolicy)) = responder.sharedPlaylist(channel: entry.channel, entry.playlist)
             else { return nil }
             if entry.entityTag != playlist.entityTag || entry.second != now {
                 let cors = environment.cors
@@ -672,9 +672,11 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         guard case .success(let route) = Route.parse(uri) else { return nil }
         switch route {
         case .mediaPlaylist(let channel, let rendition):
-            return .init(target: Array(target), channel: channel, rendition: rendition, template: route.template)
+            return .init(target: Array(target), channel: channel, playlist: .media(rendition: rendition), template: route.template)
+        case .iFramePlaylist(let channel, let rendition):
+            return .init(target: Array(target), channel: channel, playlist: .iFrames(rendition: rendition), template: route.template)
         case .multivariantPlaylist(let channel):
-            return .init(target: Array(target), channel: channel, rendition: nil, template: route.template)
+            return .init(target: Array(target), channel: channel, playlist: .multivariant, template: route.template)
         default:
             return nil
         }

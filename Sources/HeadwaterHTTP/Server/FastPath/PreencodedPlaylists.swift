@@ -31,7 +31,7 @@ final class PreencodedPlaylists {
         let uri: String
         let channel: String
         /// `nil` for the multivariant playlist.
-        let rendition: String?
+        let playlist: OriginResponder.SharedPlaylist
         /// The route template, for the access log and metrics.
         let template: String
         /// The identity ETag of the version encoded, and the second the encodings are for.
@@ -46,11 +46,11 @@ final class PreencodedPlaylists {
         var identity: Encoded?
         var gzip: Encoded?
 
-        init(target: [UInt8], channel: String, rendition: String?, template: String) {
+        init(target: [UInt8], channel: String, playlist: OriginResponder.SharedPlaylist, template: String) {
             self.target = target
             self.uri = String(decoding: target, as: UTF8.self)
             self.channel = channel
-            self.rendition = rendition
+            self.playlist = playlist
             self.template = template
         }
     }
