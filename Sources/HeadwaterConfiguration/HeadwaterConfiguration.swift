@@ -33,6 +33,10 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         /// `server.admin_token_env` (string, default `HEADWATER_ADMIN_TOKEN`): the environment variable
         /// holding the bearer token of `POST /admin/…`. Unset: the admin API answers 403.
         public var adminTokenEnvironmentVariable = "HEADWATER_ADMIN_TOKEN"
+        /// `server.key_secret_env` (string, default `HEADWATER_KEY_SECRET`): the environment variable
+        /// holding the 32-byte secret (64 hex digits or base64) every key of an encrypted channel is
+        /// derived from. Give every node the same one; it is only required when a channel has `encryption`.
+        public var keySecretEnvironmentVariable = "HEADWATER_KEY_SECRET"
         /// `server.access_log` (`stdout`, `off` or a file path; default `stdout`): where the access
         /// log goes. A file is reopened on SIGUSR1 (logrotate) and on a reload that names another.
         public var accessLog: AccessLog = .standardOutput
@@ -206,12 +210,18 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         public var stall: StallFill
         /// `ads` (mapping, optional): the channel's ad breaks and stitching.
         public var ads = ChannelAds()
+        /// `encryption` (mapping, optional): Headwater encrypts the channel's segments with AES-128
+        /// and serves the keys; `nil` serves the segments as the source made them.
+        public var encryption: ChannelEncryption?
 
-        public init(name: String, source: Source, windowSeconds: Int = 30, stall: StallFill = .gap) {
+        public init(
+            name: String, source: Source, windowSeconds: Int = 30, stall: StallFill = .gap, encryption: ChannelEncryption? = nil
+        ) {
             self.name = name
             self.source = source
             self.windowSeconds = windowSeconds
             self.stall = stall
+            self.encryption = encryption
         }
     }
 
@@ -262,7 +272,7 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         var server = Server()
         for (key, value, _) in reader.mapping(node, "server", allowed: [
             "listen", "public", "cors", "threads", "state", "slate", "ads", "session_key_env", "admin_token_env",
-            "access_log",
+            "key_secret_env", "access_log",
         ]) {
             let path = "server.\(key)"
             switch key {
@@ -304,16 +314,16 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
                     }
                     server.accessLog = .file(resolve(text, against: baseDirectory))
                 }
-            case "session_key_env", "admin_token_env":
+            case "session_key_env", "admin_token_env", "key_secret_env":
                 guard let name = reader.string(value, path) else { continue }
                 guard isEnvironmentVariableName(name) else {
                     reader.fail(value, path, "must name an environment variable (letters, digits and '_', not starting with a digit), got \"\(name)\"")
                     continue
                 }
-                if key == "session_key_env" {
-                    server.sessionKeyEnvironmentVariable = name
-                } else {
-                    server.adminTokenEnvironmentVariable = name
+                switch key {
+                case "session_key_env": server.sessionKeyEnvironmentVariable = name
+                case "admin_token_env": server.adminTokenEnvironmentVariable = name
+                default: server.keySecretEnvironmentVariable = name
                 }
             default:
                 break
@@ -331,7 +341,8 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         var stall: Channel.StallFill?
         var sawSource = false
         var ads = ChannelAds()
-        for (key, value, _) in reader.mapping(node, base, allowed: ["source", "window", "stall", "ads"]) {
+        var encryption: (value: ChannelEncryption, keyNode: Node)?
+        for (key, value, keyNode) in reader.mapping(node, base, allowed: ["source", "window", "stall", "ads", "encryption"]) {
             switch key {
             case "source":
                 sawSource = true
@@ -347,6 +358,8 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
                 }
             case "ads":
                 ads = parseAds(value, path: "\(base).ads", reader: &reader)
+            case "encryption":
+                encryption = parseEncryption(value, path: "\(base).encryption", reader: &reader).map { ($0, keyNode) }
             default:
                 break
             }
@@ -356,6 +369,13 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         if stall != nil { explicitStall.insert(name) }
         var channel = Channel(name: name, source: source, windowSeconds: window, stall: stall ?? .gap)
         channel.ads = ads
+        if let encryption {
+            if let conflict = encryptionConflict(for: source) {
+                reader.fail(encryption.keyNode, "\(base).encryption", conflict)
+            } else {
+                channel.encryption = encryption.value
+            }
+        }
         return channel
     }
 
