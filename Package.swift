@@ -221,7 +221,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HeadwaterLiveWindowTests",
-            dependencies: ["HeadwaterLiveWindow", "HeadwaterHLS", "HeadwaterTesting"],
+            dependencies: ["HeadwaterLiveWindow", "HeadwaterHLS", "HeadwaterMedia", "HeadwaterTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

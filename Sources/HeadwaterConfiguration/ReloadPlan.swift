@@ -49,6 +49,12 @@ public struct ReloadPlan: Sendable, Hashable {
                     ))
                 continue
             }
+            if previous.encryption != channel.encryption {
+                // Keys and encrypted files are set up when a channel starts, from secrets read at
+                // start: switching a live channel between clear and encrypted takes a restart.
+                plan.needsRestart.append("channels.\(channel.name).encryption")
+                continue
+            }
             if sameType, case .push = channel.source {
                 plan.reconfigured.append(channel)
             } else if sameType {
@@ -67,6 +73,9 @@ public struct ReloadPlan: Sendable, Hashable {
         if server.0.stateDirectory != server.1.stateDirectory { plan.needsRestart.append("server.state") }
         if server.0.sessionKeyEnvironmentVariable != server.1.sessionKeyEnvironmentVariable {
             plan.needsRestart.append("server.session_key_env")
+        }
+        if server.0.keySecretEnvironmentVariable != server.1.keySecretEnvironmentVariable {
+            plan.needsRestart.append("server.key_secret_env")
         }
         if server.0.adminTokenEnvironmentVariable != server.1.adminTokenEnvironmentVariable {
             plan.needsRestart.append("server.admin_token_env")

@@ -39,11 +39,16 @@ public struct LiveWindow: Sendable {
         /// them (a pull source in `reference` mode: clients fetch them from the upstream). Otherwise
         /// an absolute URI cannot name a stored file, and such a segment is listed as EXT-X-GAP.
         public var listsRemoteSegments: Bool
+        /// Headwater encrypts the channel itself, so a source playlist that is already encrypted
+        /// (EXT-X-KEY with a METHOD other than NONE) is refused: encrypting it again would serve
+        /// bytes no key in any playlist opens.
+        public var encryptsSegments: Bool
 
         public init(
             channel: String, targetDuration: Int, windowSeconds: Int, runTag: String, stall: StallPolicy = .init(),
-            clockNumbering: Bool = false, listsRemoteSegments: Bool = false
+            clockNumbering: Bool = false, listsRemoteSegments: Bool = false, encryptsSegments: Bool = false
         ) {
+            self.encryptsSegments = encryptsSegments
             self.channel = channel
             self.targetDuration = max(1, targetDuration)
             self.windowSeconds = max(0, windowSeconds)
@@ -136,6 +141,13 @@ public struct LiveWindow: Sendable {
                 reason: .renditionConflict)
         }
         try Self.checkBounds(playlist, path: path)
+        if configuration.encryptsSegments,
+            let key = playlist.segments.lazy.flatMap(\.tags.keys).first(where: { $0.method != "NONE" })
+        {
+            throw IngestRefusal(
+                "\(path) is encrypted (EXT-X-KEY METHOD=\(key.method)) but Headwater encrypts this channel; send clear segments",
+                reason: .malformedPlaylist)
+        }
         begin()
         receive(playlist, rendition: name, path: path, now: now)
         return end(now: now)

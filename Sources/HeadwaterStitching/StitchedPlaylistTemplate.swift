@@ -14,6 +14,9 @@ public struct StitchedPlaylistTemplate: Sendable, Hashable {
         case text([UInt8])
         /// The session id, as ``sessionText(_:)`` writes it.
         case sessionID
+        /// The session's signed token (the `session=` of an encrypted channel's key URIs), as the
+        /// viewer presented it.
+        case sessionToken
     }
 
     /// In order; no two `text` pieces in a row, and no empty one.
@@ -23,20 +26,28 @@ public struct StitchedPlaylistTemplate: Sendable, Hashable {
     ///
     /// - Parameter placeholder: the session id `playlist` was rendered for: unreserved characters
     ///   only (`A–Z a–z 0–9 - . _ ~`), so that percent-encoding leaves it as it is.
-    public init(_ playlist: MediaPlaylist, placeholder: String) {
+    ///   - tokenPlaceholder: the session token `playlist` was rendered for, where it has one (key
+    ///     URIs); drawn like `placeholder`, and of the same length.
+    public init(_ playlist: MediaPlaylist, placeholder: String, tokenPlaceholder: String? = nil) {
         let mark = Array(placeholder.utf8)
         precondition(
             !mark.isEmpty && Self.sessionText(placeholder) == mark,
             "a placeholder session id is made of unreserved characters")
+        let tokenMark = tokenPlaceholder.map { Array($0.utf8) }
+        precondition(tokenMark.map { $0.count == mark.count && $0 != mark } ?? true, "placeholders of one length, distinct")
         let bytes = PlaylistSerializer.serialize(playlist)
         var pieces: [Piece] = []
         var start = 0
         var index = 0
         let last = bytes.count - mark.count
         while index <= last {
-            if bytes[index] == mark[0], bytes[index..<(index + mark.count)].elementsEqual(mark) {
+            let found: Piece? =
+                bytes[index..<(index + mark.count)].elementsEqual(mark)
+                ? .sessionID
+                : tokenMark.flatMap { bytes[index..<(index + mark.count)].elementsEqual($0) ? .sessionToken : nil }
+            if let found {
                 if index > start { pieces.append(.text(Array(bytes[start..<index]))) }
-                pieces.append(.sessionID)
+                pieces.append(found)
                 index += mark.count
                 start = index
             } else {
@@ -47,17 +58,18 @@ public struct StitchedPlaylistTemplate: Sendable, Hashable {
         self.pieces = pieces
     }
 
-    /// Whether the bytes are the same for every session (no tracking URL names the session).
-    public var isShared: Bool { !pieces.contains(.sessionID) }
+    /// Whether the bytes are the same for every session (no tracking or key URL names the session).
+    public var isShared: Bool { !pieces.contains(.sessionID) && !pieces.contains(.sessionToken) }
 
-    /// The playlist of the session whose ``sessionText(_:)`` is `text`.
-    public func bytes(sessionText text: [UInt8]) -> [UInt8] {
+    /// The playlist of the session whose ``sessionText(_:)`` is `text` and whose token is `token`.
+    public func bytes(sessionText text: [UInt8], token: [UInt8] = []) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(pieces.reduce(0) { $0 + Self.count(of: $1, sessionText: text.count) })
+        out.reserveCapacity(pieces.reduce(0) { $0 + Self.count(of: $1, sessionText: text.count, token: token.count) })
         for piece in pieces {
             switch piece {
             case .text(let bytes): out.append(contentsOf: bytes)
             case .sessionID: out.append(contentsOf: text)
+            case .sessionToken: out.append(contentsOf: token)
             }
         }
         return out
@@ -67,10 +79,11 @@ public struct StitchedPlaylistTemplate: Sendable, Hashable {
     /// characters), as ``TrackingEvent/expand(_:sessionID:breakID:adID:creativeID:)`` writes it.
     public static func sessionText(_ sessionID: String) -> [UInt8] { Array(TrackingEvent.percentEncoded(sessionID).utf8) }
 
-    private static func count(of piece: Piece, sessionText count: Int) -> Int {
+    private static func count(of piece: Piece, sessionText count: Int, token: Int) -> Int {
         switch piece {
         case .text(let bytes): bytes.count
         case .sessionID: count
+        case .sessionToken: token
         }
     }
 }

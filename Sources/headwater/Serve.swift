@@ -70,13 +70,21 @@ struct Serve: AsyncParsableCommand {
             port = value
         }
 
+        // Encrypted channels' secrets: read once, before any channel starts (exit 78 when missing).
+        let keyring: ChannelKeyring
+        do throws(ConfigurationError) {
+            keyring = try KeyWiring.keyring(configuration, file: loaded.file)
+        } catch {
+            ConfigurationLoading.exit(with: error)
+        }
         let clock = SystemWallClock()
         let registry = ChannelRegistry()
         // Push ingest exists even without push channels, so a reload can add one.
         let push: PushIngest
         do {
             push = try PushIngest(
-                configuration: configuration, registry: registry, clock: clock, logger: logger, slate: loaded.slate)
+                configuration: configuration, registry: registry, clock: clock, logger: logger, slate: loaded.slate,
+                keyring: keyring)
         } catch {
             ConfigurationLoading.exit(with: ConfigurationError(problems: [
                 .init(file: loaded.file, line: nil, keyPath: "server.state", message: error.message)
@@ -86,7 +94,7 @@ struct Serve: AsyncParsableCommand {
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
         let sources = ChannelSources(
             registry: registry, clock: clock, logger: logger, stateDirectory: push.stateDirectory, runTag: push.runTag,
-            httpClient: httpClient)
+            httpClient: httpClient, keyring: keyring)
         // Ad insertion: rule sets, session tokens, beacons; break trackers per channel (AdWiring).
         let ruleBook = AdRuleBook()
         let beacons = BeaconDispatcher(httpClient: httpClient, logger: logger)

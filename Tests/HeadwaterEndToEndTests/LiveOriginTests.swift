@@ -49,7 +49,7 @@ struct LiveOriginTests {
         let registry = ChannelRegistry()
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         let channel = LoopChannel(name: "demo", package: package, windowSeconds: 12, startedAt: clock.now())
-        let publisher = LoopChannelPublisher(channel: channel, registry: registry, clock: clock, logger: logger)
+        let publisher = try LoopChannelPublisher(channel: channel, registry: registry, clock: clock, logger: logger)
         publisher.publishNow()
         var configuration = OriginServerConfiguration()
         configuration.port = 0

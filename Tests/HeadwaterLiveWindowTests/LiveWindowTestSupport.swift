@@ -1,5 +1,6 @@
 import HeadwaterHLS
 import HeadwaterLiveWindow
+import HeadwaterMedia
 
 /// An encoder pushing aligned renditions the way ffmpeg's HLS muxer does: `x_0.m3u8` lists
 /// `x_00.ts`, `x_01.ts`, …; a restart starts numbering (and names) over.
@@ -57,13 +58,16 @@ struct FakeEncoder {
 
     /// A stored upload of `segment` (a distinct file and ETag per upload; the path says which run
     /// and encoder MSN it holds, for alignment checks).
+    /// The key frame every stored segment is given (`nil`: none, as for audio).
+    var keyFrame: KeyFrameLocation?
+
     mutating func file(_ rendition: String, _ segment: Segment) -> SegmentFile {
         uploads += 1
         return SegmentFile(
             path: "/store/\(rendition)/r\(run)/\(segment.sequence)/\(uploads)",
             length: 250_000 + Int64(segment.sequence % 7) * 1000,
             entityTag: "\"\(run)-\(segment.sequence)-\(uploads)\"", contentType: "video/mp2t",
-            lastModified: clock / 1_000_000)
+            lastModified: clock / 1_000_000, keyFrame: keyFrame)
     }
 
     func playlist(_ rendition: String, targetDuration: Int = 2) -> MediaPlaylist {

@@ -92,6 +92,31 @@ struct StitchedTemplateTests {
         #expect(plain.bytes(sessionText: Array("anything".utf8)) == PlaylistSerializer.serialize(playlist))
     }
 
+    @Test("key URIs get the session's token where the token placeholder is, tracking URLs its id; neither placeholder is left")
+    func splicesTheToken() {
+        let tokenPlaceholder = "Tk3-Pq8_Ws1Ye6Ua0Jd5Fg"
+        var playlist = MediaPlaylist(targetDuration: 2, mediaSequence: 0)
+        var segment = MediaSegment(uri: "/live/c/v0/0.ts", duration: .seconds(2))
+        segment.tags.keys = [Key(method: "AES-128", uri: "/keys/c/0.key?session=\(tokenPlaceholder)", iv: Array(repeating: 7, count: 16))]
+        segment.tags.dateRanges = [
+            DateRange(
+                id: "b/ad/1", class: "com.headwater.ad", startDate: ProgramDateTime(millisecondsSinceEpoch: 0),
+                clientAttributes: [Attribute("X-TRACKING-IMPRESSION", .quoted("https://t.example/i?s=\(Self.placeholder)"))])
+        ]
+        playlist.segments = [segment]
+        let template = StitchedPlaylistTemplate(playlist, placeholder: Self.placeholder, tokenPlaceholder: tokenPlaceholder)
+        #expect(!template.isShared)
+        #expect(template.pieces.filter { $0 == .sessionToken }.count == 1 && template.pieces.filter { $0 == .sessionID }.count == 1)
+        let text = String(
+            decoding: template.bytes(sessionText: Array("viewer-1".utf8), token: Array("AbC.dEf".utf8)), as: UTF8.self)
+        #expect(text.contains("URI=\"/keys/c/0.key?session=AbC.dEf\""))
+        #expect(text.contains("https://t.example/i?s=viewer-1\""))
+        #expect(!text.contains(tokenPlaceholder) && !text.contains(Self.placeholder))
+        // Only the token: still personal.
+        playlist.segments[0].tags.dateRanges = []
+        #expect(!StitchedPlaylistTemplate(playlist, placeholder: Self.placeholder, tokenPlaceholder: tokenPlaceholder).isShared)
+    }
+
     @Test("the window's breaks are those a render consults: from the one covering the head to the last started")
     func windowBreaks() throws {
         var channel = ChannelSimulator(seed: 7)

@@ -171,7 +171,8 @@ struct AccessLogEntry {
 
     /// `uri` with the signature of every `session=<payload>.<signature>` token replaced by `-`: a
     /// signed session token is a credential (whoever holds it gets that viewer's playlists until it
-    /// expires), so logs keep only its payload, which still identifies the session.
+    /// expires), so logs keep only its payload, which still identifies the session. A key token
+    /// (`token=…` on a key URI) is a credential with nothing to identify, so all of it is `-`.
     static func redactingSessionSignatures(_ uri: String) -> String {
         var uri = uri
         var output: [UInt8] = []
@@ -187,7 +188,9 @@ struct AccessLogEntry {
     /// playlist's URI carries a token of a hundred bytes or so, on every reload of every viewer, so
     /// the access log copies these runs whole.
     static func forEachRedactedRun(of uri: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        guard let query = uri.firstIndex(of: UInt8(ascii: "?")), uri[query...].contains(UInt8(ascii: ".")) else {
+        guard let query = uri.firstIndex(of: UInt8(ascii: "?")),
+            uri[query...].contains(UInt8(ascii: ".")) || uri[query...].contains(UInt8(ascii: "t"))
+        else {
             body(uri)
             return
         }
@@ -197,6 +200,7 @@ struct AccessLogEntry {
         var inValue = false  // inside the value of a `session` item
         var nameLength = 0  // bytes of the item's name so far…
         var nameIsSessionSoFar = true  // …and whether they are a prefix of `session`
+        var nameIsTokenSoFar = true  // …or of `token`
         while index < uri.count {
             let byte = uri[index]
             if byte == UInt8(ascii: "&") || byte == UInt8(ascii: "?") {
@@ -204,13 +208,25 @@ struct AccessLogEntry {
                 inValue = false
                 nameLength = 0
                 nameIsSessionSoFar = true
+                nameIsTokenSoFar = true
             } else if itemStart {
                 if byte == UInt8(ascii: "=") {
                     itemStart = false
                     inValue = nameIsSessionSoFar && nameLength == Self.sessionName.count
+                    if nameIsTokenSoFar && nameLength == Self.tokenName.count {
+                        // The whole key token: kept through its `=`, then `-`.
+                        body(UnsafeBufferPointer(rebasing: uri[runStart...index]))
+                        ("-" as StaticString).withUTF8Buffer { body($0) }
+                        index += 1
+                        while index < uri.count, uri[index] != UInt8(ascii: "&"), uri[index] != UInt8(ascii: "?") { index += 1 }
+                        runStart = index
+                        continue
+                    }
                 } else {
                     nameIsSessionSoFar = nameIsSessionSoFar && nameLength < Self.sessionName.count
                         && Self.sessionName[nameLength] == byte
+                    nameIsTokenSoFar = nameIsTokenSoFar && nameLength < Self.tokenName.count
+                        && Self.tokenName[nameLength] == byte
                     nameLength += 1
                 }
             } else if inValue, byte == UInt8(ascii: ".") {
@@ -228,6 +244,7 @@ struct AccessLogEntry {
     }
 
     private static let sessionName: [UInt8] = Array("session".utf8)
+    private static let tokenName: [UInt8] = Array("token".utf8)
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 

@@ -15,9 +15,12 @@ extension OriginResponder {
         return personalized(result, headers: headers)
     }
 
-    func stitchedPlaylist(channel: String, rendition: String, session: String?, headers: HTTPHeaders) -> OriginResponse {
+    func stitchedPlaylist(
+        channel: String, rendition: String, session: String?, iFrames: Bool = false, headers: HTTPHeaders
+    ) -> OriginResponse {
         guard let adInsertion else { return adsDisabled() }
-        let result = adInsertion.stitchedPlaylist(channel: channel, rendition: rendition, token: session, now: clock.now() / 1000)
+        let result = adInsertion.stitchedPlaylist(
+            channel: channel, rendition: rendition, token: session, iFrames: iFrames, now: clock.now() / 1000)
         metrics.stitchedPlaylist(outcome: Self.outcome(result))
         return personalized(result, headers: headers)
     }

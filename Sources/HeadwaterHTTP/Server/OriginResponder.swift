@@ -42,15 +42,22 @@ struct OriginResponder {
         }
         switch route {
         case .multivariantPlaylist(let channel):
-            return multivariantPlaylist(channel: channel, headers: headers)
+            return sharedPlaylist(channel: channel, .multivariant, headers: headers)
         case .mediaPlaylist(let channel, let rendition):
-            return mediaPlaylist(channel: channel, rendition: rendition, headers: headers)
+            return sharedPlaylist(channel: channel, .media(rendition: rendition), headers: headers)
+        case .iFramePlaylist(let channel, let rendition):
+            return sharedPlaylist(channel: channel, .iFrames(rendition: rendition), headers: headers)
         case .segment(let channel, let rendition, let name):
             return segment(channel: channel, rendition: rendition, name: name, headers: headers)
         case .sessionMultivariantPlaylist(let channel, let query):
             return sessionPlaylist(channel: channel, query: query, headers: headers)
         case .stitchedPlaylist(let channel, let rendition, let session):
             return stitchedPlaylist(channel: channel, rendition: rendition, session: session, headers: headers)
+        case .stitchedIFramePlaylist(let channel, let rendition, let session):
+            return stitchedPlaylist(
+                channel: channel, rendition: rendition, session: session, iFrames: true, headers: headers)
+        case .key(let channel, let index, let session, let token):
+            return key(channel: channel, index: index, session: session, token: token, headers: headers)
         case .adminBreaks(let channel, let duration):
             return adminBreak(channel: channel, duration: duration, headers: headers)
         case .health:
@@ -87,15 +94,15 @@ struct OriginResponder {
 
     // MARK: - Playlists
 
-    private func multivariantPlaylist(channel: String, headers: HTTPHeaders) -> OriginResponse {
-        switch sharedPlaylist(channel: channel, rendition: nil) {
-        case .success(let (playlist, cachePolicy)): serve(playlist, cachePolicy: cachePolicy, headers: headers)
-        case .failure(let refusal): refusal.response
-        }
+    /// Which of a channel's shared playlists a request names.
+    enum SharedPlaylist: Hashable, Sendable {
+        case multivariant
+        case media(rendition: String)
+        case iFrames(rendition: String)
     }
 
-    private func mediaPlaylist(channel: String, rendition: String, headers: HTTPHeaders) -> OriginResponse {
-        switch sharedPlaylist(channel: channel, rendition: rendition) {
+    private func sharedPlaylist(channel: String, _ which: SharedPlaylist, headers: HTTPHeaders) -> OriginResponse {
+        switch sharedPlaylist(channel: channel, which) {
         case .success(let (playlist, cachePolicy)): serve(playlist, cachePolicy: cachePolicy, headers: headers)
         case .failure(let refusal): refusal.response
         }
@@ -106,18 +113,33 @@ struct OriginResponder {
         var response: OriginResponse
     }
 
-    /// The current version of a channel's multivariant playlist (`rendition` `nil`) or media
-    /// playlist, with its cache policy; or the error response. Also how ``OriginFastPath`` checks
-    /// that the response it encoded is still the current one.
-    func sharedPlaylist(channel: String, rendition: String?) -> Result<(RenderedPlaylist, CachePolicy), NoPlaylist> {
+    /// The current version of a channel's multivariant, media or I-frame playlist, with its cache
+    /// policy; or the error response. Also how ``OriginFastPath`` checks that the response it
+    /// encoded is still the current one.
+    func sharedPlaylist(channel: String, _ which: SharedPlaylist) -> Result<(RenderedPlaylist, CachePolicy), NoPlaylist> {
         guard let snapshot = content.snapshot(of: channel) else { return .failure(NoPlaylist(response: noChannel(channel))) }
         if case .starting = snapshot.state { return .failure(NoPlaylist(response: starting(snapshot))) }
-        guard let rendition else {
+        let rendition: String
+        switch which {
+        case .multivariant:
             guard let playlist = snapshot.multivariant else {
                 return .failure(
                     NoPlaylist(response: unavailable(snapshot, "channel \(quoted(channel)) has no multivariant playlist yet")))
             }
             return .success((playlist, CachePolicy(.multivariantPlaylist)))
+        case .iFrames(let name):
+            guard let playlist = snapshot.iFramePlaylists[name] else {
+                guard snapshot.mediaPlaylists[name] != nil else { return .failure(NoPlaylist(response: noRendition(name, of: snapshot))) }
+                return .failure(
+                    NoPlaylist(
+                        response: .refused(
+                            Refusal(.notFound, "rendition \(quoted(name)) of \(quoted(channel)) has no I-frame playlist"),
+                            cachePolicy: CachePolicy(.error(targetDuration: snapshot.targetDuration)))))
+            }
+            let targetDuration = playlist.targetDuration ?? snapshot.targetDuration
+            return .success((playlist, CachePolicy(.mediaPlaylist(targetDuration: targetDuration))))
+        case .media(let name):
+            rendition = name
         }
         guard let playlist = snapshot.mediaPlaylists[rendition] else {
             if snapshot.segments[rendition] != nil {

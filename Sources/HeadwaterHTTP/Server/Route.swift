@@ -8,9 +8,12 @@ public import NIOHTTP1
 /// | --- | --- |
 /// | `/live/{channel}/master.m3u8` | ``multivariantPlaylist(channel:)`` |
 /// | `/live/{channel}/{rendition}.m3u8` | ``mediaPlaylist(channel:rendition:)`` |
+/// | `/live/{channel}/{rendition}.iframes.m3u8` | ``iFramePlaylist(channel:rendition:)`` |
 /// | `/live/{channel}/{rendition}/{segment}` | ``segment(channel:rendition:name:)`` |
 /// | `/ssai/{channel}/master.m3u8?{targeting}` | ``sessionMultivariantPlaylist(channel:query:)`` |
 /// | `/ssai/{channel}/{rendition}.m3u8?session=…` | ``stitchedPlaylist(channel:rendition:session:)`` |
+/// | `/ssai/{channel}/{rendition}.iframes.m3u8?session=…` | ``stitchedIFramePlaylist(channel:rendition:session:)`` |
+/// | `/keys/{channel}/{index}.key` | ``key(channel:index:token:)`` |
 /// | `/admin/channels/{channel}/breaks?duration=…` | ``adminBreaks(channel:duration:)`` (`POST`) |
 /// | `/healthz` | ``health`` |
 /// | `/api/status` | ``status`` |
@@ -25,12 +28,19 @@ public import NIOHTTP1
 public enum Route: Sendable, Hashable {
     case multivariantPlaylist(channel: String)
     case mediaPlaylist(channel: String, rendition: String)
+    /// A rendition's I-frame playlist (a rendition name has no dots, so `v0.iframes` is no rendition).
+    case iFramePlaylist(channel: String, rendition: String)
     case segment(channel: String, rendition: String, name: String)
     /// Starts a viewer session: the multivariant playlist with signed session URIs. `query` is the
     /// targeting (`device=tv`, …).
     case sessionMultivariantPlaylist(channel: String, query: [RequestTarget.QueryItem])
     /// A session's stitched media playlist; `session` is the token (`nil` when missing).
     case stitchedPlaylist(channel: String, rendition: String, session: String?)
+    /// A session's stitched I-frame playlist.
+    case stitchedIFramePlaylist(channel: String, rendition: String, session: String?)
+    /// A content key of an encrypted channel: `index` as written (checked by the responder), with
+    /// the `session` or `token` query value that entitles the request, if any.
+    case key(channel: String, index: String, session: String?, token: String?)
     /// "Cue now": `POST` starts an ad break of `duration` seconds (`nil`: the channel's default).
     case adminBreaks(channel: String, duration: String?)
     case health
@@ -74,8 +84,15 @@ public enum Route: Sendable, Hashable {
             self = Self.live(s)
             if case .multivariantPlaylist = self { try Self.validatePlaylistQuery(target.query) }
             if case .mediaPlaylist = self { try Self.validatePlaylistQuery(target.query) }
+            if case .iFramePlaylist = self { try Self.validatePlaylistQuery(target.query) }
         case "ssai":
             self = Self.ssai(s, query: target.query)
+        case "keys" where s.count == 3 && s[2].hasSuffix(".key") && s[2].count > 4 && !s[1].isEmpty:
+            self = .key(
+                channel: s[1], index: String(s[2].dropLast(4)), session: target.query.first("session"),
+                token: target.query.first("token"))
+        case "keys":
+            self = .notFound
         case "admin" where s.count == 4 && s[1] == "channels" && s[3] == "breaks" && !s[2].isEmpty:
             self = .adminBreaks(channel: s[2], duration: target.query.first("duration"))
         case "admin":
@@ -108,6 +125,7 @@ public enum Route: Sendable, Hashable {
             let file = s[2]
             if file == "master.m3u8" { return .multivariantPlaylist(channel: s[1]) }
             guard file.hasSuffix(".m3u8") else { return .notFound }
+            if let rendition = iFrameRendition(file) { return .iFramePlaylist(channel: s[1], rendition: rendition) }
             let rendition = String(file.dropLast(5))
             return rendition.isEmpty ? .notFound : .mediaPlaylist(channel: s[1], rendition: rendition)
         case 4:
@@ -120,9 +138,19 @@ public enum Route: Sendable, Hashable {
     private static func ssai(_ s: [String], query: RequestTarget.Query) -> Route {
         guard s.count == 3, !s[1].isEmpty, s[2].hasSuffix(".m3u8") else { return .notFound }
         if s[2] == "master.m3u8" { return .sessionMultivariantPlaylist(channel: s[1], query: query.items) }
+        if let rendition = iFrameRendition(s[2]) {
+            return .stitchedIFramePlaylist(channel: s[1], rendition: rendition, session: query.first("session"))
+        }
         let rendition = String(s[2].dropLast(5))
         return rendition.isEmpty
             ? .notFound : .stitchedPlaylist(channel: s[1], rendition: rendition, session: query.first("session"))
+    }
+
+    /// `v0` of `v0.iframes.m3u8`; `nil` for any other file name.
+    private static func iFrameRendition(_ file: String) -> String? {
+        let suffix = ".iframes.m3u8"
+        guard file.hasSuffix(suffix), file.count > suffix.count else { return nil }
+        return String(file.dropLast(suffix.count))
     }
 
     /// LL-HLS delivery directives (RFC 8216bis §6.2.5). Headwater does not block or send delta
@@ -148,8 +176,8 @@ public enum Route: Sendable, Hashable {
         case .ingest: [.PUT, .POST, .DELETE, .OPTIONS]
         case .server: [.OPTIONS]
         case .adminBreaks: [.POST, .OPTIONS]
-        case .sessionMultivariantPlaylist, .stitchedPlaylist: [.GET, .HEAD, .OPTIONS]
-        case .multivariantPlaylist, .mediaPlaylist, .segment, .health, .readiness, .metrics, .status, .staticFile, .notFound:
+        case .sessionMultivariantPlaylist, .stitchedPlaylist, .stitchedIFramePlaylist, .key: [.GET, .HEAD, .OPTIONS]
+        case .multivariantPlaylist, .mediaPlaylist, .iFramePlaylist, .segment, .health, .readiness, .metrics, .status, .staticFile, .notFound:
             [.GET, .HEAD, .OPTIONS]
         }
     }
@@ -159,9 +187,12 @@ public enum Route: Sendable, Hashable {
         switch self {
         case .multivariantPlaylist: "/live/{channel}/master.m3u8"
         case .mediaPlaylist: "/live/{channel}/{rendition}.m3u8"
+        case .iFramePlaylist: "/live/{channel}/{rendition}.iframes.m3u8"
         case .segment: "/live/{channel}/{rendition}/{segment}"
         case .sessionMultivariantPlaylist: "/ssai/{channel}/master.m3u8"
         case .stitchedPlaylist: "/ssai/{channel}/{rendition}.m3u8"
+        case .stitchedIFramePlaylist: "/ssai/{channel}/{rendition}.iframes.m3u8"
+        case .key: "/keys/{channel}/{index}.key"
         case .adminBreaks: "/admin/channels/{channel}/breaks"
         case .health: "/healthz"
         case .status: "/api/status"

@@ -32,6 +32,7 @@ final class PreparedStitch: Sendable {
     /// Bytes of the parts, session ids excluded; their number.
     private let textLength: Int
     private let sessionIDCount: Int
+    private let sessionTokenCount: Int
     private let deflatedLength: Int
     let targetDuration: Int
     /// What to do for each session served this playlist (``AdInsertion/StitchObserver``): handed
@@ -45,7 +46,7 @@ final class PreparedStitch: Sendable {
         let pieces = template.pieces
         for (index, piece) in pieces.enumerated() {
             switch piece {
-            case .sessionID:
+            case .sessionID, .sessionToken:
                 personal.append(piece)
             case .text(let bytes):
                 let between = index > 0 && index + 1 < pieces.count  // text pieces alternate with ids
@@ -67,6 +68,7 @@ final class PreparedStitch: Sendable {
         self.onServe = onServe
         var textLength = 0
         var sessionIDCount = 0
+        var sessionTokenCount = 0
         var deflatedLength = 0
         for part in parts {
             switch part {
@@ -75,14 +77,19 @@ final class PreparedStitch: Sendable {
                 deflatedLength += deflated.deflated.count
             case .personal(let pieces):
                 for piece in pieces {
-                    if case .text(let bytes) = piece { textLength += bytes.count } else { sessionIDCount += 1 }
+                    switch piece {
+                    case .text(let bytes): textLength += bytes.count
+                    case .sessionID: sessionIDCount += 1
+                    case .sessionToken: sessionTokenCount += 1
+                    }
                 }
             }
         }
         self.textLength = textLength
         self.sessionIDCount = sessionIDCount
+        self.sessionTokenCount = sessionTokenCount
         self.deflatedLength = deflatedLength
-        if sessionIDCount == 0 {
+        if sessionIDCount == 0 && sessionTokenCount == 0 {
             var identity = ByteBufferAllocator().buffer(capacity: textLength)
             var composer = Gzip.Composer(capacity: deflatedLength)
             for case .shared(let bytes, let deflated) in parts {
@@ -95,42 +102,52 @@ final class PreparedStitch: Sendable {
         }
     }
 
-    /// The length of the identity body for a session whose id is written as `sessionText`.
-    func count(sessionText: [UInt8]) -> Int { textLength + sessionIDCount * sessionText.count }
+    /// What a session puts in place of the placeholders: its id as tracking URLs carry it, and its
+    /// token as key URIs do.
+    struct Personal: Sendable {
+        var sessionText: [UInt8]
+        var token: [UInt8] = []
+    }
 
-    /// The playlist for the session whose id is written as `sessionText`.
-    func identityBody(sessionText: [UInt8]) -> ByteBuffer {
+    /// The length of the identity body for `session`.
+    func count(_ session: Personal) -> Int {
+        textLength + sessionIDCount * session.sessionText.count + sessionTokenCount * session.token.count
+    }
+
+    /// The playlist for `session`.
+    func identityBody(_ session: Personal) -> ByteBuffer {
         if let shared { return shared.identity }
-        var buffer = ByteBufferAllocator().buffer(capacity: count(sessionText: sessionText))
+        var buffer = ByteBufferAllocator().buffer(capacity: count(session))
         for part in parts {
             switch part {
             case .shared(let bytes, _): buffer.writeBytes(bytes)
-            case .personal(let pieces): Self.write(pieces, sessionText: sessionText, to: &buffer)
+            case .personal(let pieces): Self.write(pieces, session, to: &buffer)
             }
         }
         return buffer
     }
 
-    /// ``identityBody(sessionText:)`` as one gzip member.
-    func gzipBody(sessionText: [UInt8]) -> ByteBuffer {
+    /// ``identityBody(_:)`` as one gzip member.
+    func gzipBody(_ session: Personal) -> ByteBuffer {
         if let shared { return shared.gzip }
         // Stored blocks: the personal bytes and a 5-byte header per 64 KB.
-        let personal = count(sessionText: sessionText) + 5 * parts.count
+        let personal = count(session) + 5 * parts.count
         var composer = Gzip.Composer(capacity: deflatedLength + personal)
         for part in parts {
             switch part {
             case .shared(_, let deflated): composer.append(deflated)
-            case .personal(let pieces): composer.appendStored { Self.write(pieces, sessionText: sessionText, to: &$0) }
+            case .personal(let pieces): composer.appendStored { Self.write(pieces, session, to: &$0) }
             }
         }
         return composer.finish()
     }
 
-    private static func write(_ pieces: [StitchedPlaylistTemplate.Piece], sessionText: [UInt8], to buffer: inout ByteBuffer) {
+    private static func write(_ pieces: [StitchedPlaylistTemplate.Piece], _ session: Personal, to buffer: inout ByteBuffer) {
         for piece in pieces {
             switch piece {
             case .text(let bytes): buffer.writeBytes(bytes)
-            case .sessionID: buffer.writeBytes(sessionText)
+            case .sessionID: buffer.writeBytes(session.sessionText)
+            case .sessionToken: buffer.writeBytes(session.token)
             }
         }
     }

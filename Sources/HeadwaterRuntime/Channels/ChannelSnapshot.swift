@@ -11,6 +11,13 @@ public struct ChannelSnapshot: Sendable {
     public var multivariant: RenderedPlaylist?
     /// Media playlists by rendition name (`/live/{channel}/{rendition}.m3u8`).
     public var mediaPlaylists: [String: RenderedPlaylist]
+    /// I-frame playlists by rendition name (`/live/{channel}/{rendition}.iframes.m3u8`): those of
+    /// the video renditions whose segments have key frames, when the channel is not encrypted.
+    public var iFramePlaylists: [String: RenderedPlaylist] = [:]
+    /// How the channel is encrypted, `nil` when it is clear.
+    public var keying: ChannelKeying?
+    /// The key indexes of the segments that can be fetched now: the keys `/keys/…` serves.
+    public var keyIndexes: ClosedRange<UInt64>?
     /// The segments that can be fetched now, by rendition name and then segment name: every listed
     /// segment plus those removed recently enough to stay fetchable (HLS-RULES C7).
     public var segments: [String: [String: SegmentFile]]

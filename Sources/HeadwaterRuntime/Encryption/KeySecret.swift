@@ -68,7 +68,7 @@ enum KeySecret {
 public struct KeySecretError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String
 
-    init(_ description: String) { self.description = description }
+    public init(_ description: String) { self.description = description }
 
     private static let expected = "expected 32 random bytes as 64 hex digits or 44 base64 characters (openssl rand -hex 32)"
 

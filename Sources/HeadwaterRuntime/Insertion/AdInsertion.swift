@@ -22,8 +22,8 @@ public final class AdInsertion: Sendable {
     public struct Playlist: Sendable {
         private enum Body: Sendable {
             case bytes([UInt8])
-            /// A prepared stitched playlist and the session's id as its tracking URLs carry it.
-            case stitched(PreparedStitch, sessionText: [UInt8])
+            /// A prepared stitched playlist and what the session puts in its placeholders.
+            case stitched(PreparedStitch, PreparedStitch.Personal)
         }
 
         private let body: Body
@@ -39,8 +39,8 @@ public final class AdInsertion: Sendable {
             self.dueTracking = nil
         }
 
-        init(_ prepared: PreparedStitch, session: StitchedSession) {
-            self.body = .stitched(prepared, sessionText: session.text)
+        init(_ prepared: PreparedStitch, session: StitchedSession, token: String) {
+            self.body = .stitched(prepared, PreparedStitch.Personal(sessionText: session.text, token: Array(token.utf8)))
             self.targetDuration = prepared.targetDuration
             self.dueTracking = prepared.onServe.map { DueTracking(action: $0, session: session) }
         }
@@ -49,7 +49,7 @@ public final class AdInsertion: Sendable {
         public var count: Int {
             switch body {
             case .bytes(let bytes): bytes.count
-            case .stitched(let prepared, let text): prepared.count(sessionText: text)
+            case .stitched(let prepared, let personal): prepared.count(personal)
             }
         }
 
@@ -57,7 +57,7 @@ public final class AdInsertion: Sendable {
         public var bytes: [UInt8] {
             switch body {
             case .bytes(let bytes): bytes
-            case .stitched(let prepared, let text): Array(buffer: prepared.identityBody(sessionText: text))
+            case .stitched(let prepared, let personal): Array(buffer: prepared.identityBody(personal))
             }
         }
 
@@ -65,7 +65,7 @@ public final class AdInsertion: Sendable {
         public func identityBody() -> ByteBuffer {
             switch body {
             case .bytes(let bytes): ByteBuffer(bytes: bytes)
-            case .stitched(let prepared, let text): prepared.identityBody(sessionText: text)
+            case .stitched(let prepared, let personal): prepared.identityBody(personal)
             }
         }
 
@@ -73,7 +73,7 @@ public final class AdInsertion: Sendable {
         public func gzipBody() -> ByteBuffer? {
             switch body {
             case .bytes(let bytes): Gzip.compressPerResponse(bytes).map { ByteBuffer(bytes: $0) }
-            case .stitched(let prepared, let text): prepared.gzipBody(sessionText: text)
+            case .stitched(let prepared, let personal): prepared.gzipBody(personal)
             }
         }
     }
@@ -118,6 +118,12 @@ public final class AdInsertion: Sendable {
     /// so that no content or configuration can contain it (``StitchedPlaylistTemplate``).
     private let placeholder: String
     private let placeholderBytes: [UInt8]
+    /// The session token stitched playlists are prepared for (key URIs of encrypted channels), then
+    /// replaced by each session's: random like ``placeholder``.
+    private let tokenPlaceholder: String
+    /// The first key frame of every creative segment ever configured, by served URL: old rule-set
+    /// versions stay in use by the breaks that pinned them, so a reload only adds.
+    private let creativeKeyFrames = NIOLockedValueBox<[String: KeyFrameLocation]>([:])
 
     /// - Parameters:
     ///   - sessionMaxAge: how long a session token stays valid.
@@ -140,6 +146,29 @@ public final class AdInsertion: Sendable {
         // 128 random bits in base64url: unreserved characters only, as a placeholder must be.
         self.placeholder = SessionToken.randomSessionID(using: &generator)
         self.placeholderBytes = Array(placeholder.utf8)
+        self.tokenPlaceholder = SessionToken.randomSessionID(using: &generator)
+    }
+
+    /// Whether the session `token` is one of `channel`'s and still valid at `now` (ms since the
+    /// epoch): what entitles a `/ssai` key URI. `nil` when it is; the refusal (403) otherwise.
+    public func refusesSession(_ token: String?, channel: String, now: Int64) -> Refusal? {
+        guard let token, !token.isEmpty else { return Refusal(.forbidden, "key request without a session") }
+        do throws(SessionTokenError) {
+            if let cached = sessions.entry(for: token) {
+                try signer.check(tokenChannel: cached.channel, start: cached.start, channel: channel, now: now, maxAge: sessionMaxAge)
+            } else {
+                _ = try signer.verify(token, channel: channel, now: now, maxAge: sessionMaxAge)
+            }
+            return nil
+        } catch {
+            return Refusal(.forbidden, "session refused: \(error.refusal.reason)")
+        }
+    }
+
+    /// Adds the key frames of a loaded ad configuration's creatives (``creativeKeyFrames``).
+    public func addCreativeKeyFrames(_ keyFrames: [String: KeyFrameLocation]) {
+        guard !keyFrames.isEmpty else { return }
+        creativeKeyFrames.withLockedValue { $0.merge(keyFrames) { _, new in new } }
     }
 
     /// How `channel`'s stitched playlists are decorated (its `ads.markers` setting).
@@ -181,6 +210,10 @@ public final class AdInsertion: Sendable {
         for index in playlist.renditions.indices {
             if let uri = playlist.renditions[index].uri { playlist.renditions[index].uri = Self.withSession(uri, signed) }
         }
+        for index in playlist.iFrameVariants.indices {
+            let uri = playlist.iFrameVariants[index].uri
+            playlist.iFrameVariants[index].attributes["URI"] = .quoted(Self.withSession(uri, signed))
+        }
         metrics.sessionStarted(channel: channel)
         return .success(Playlist(bytes: PlaylistSerializer.serialize(playlist), targetDuration: nil))
     }
@@ -193,7 +226,12 @@ public final class AdInsertion: Sendable {
     /// nothing: the tracking its serving makes due is ``Playlist/dueTracking``.
     ///
     /// - Parameter now: milliseconds since the epoch (token expiry).
-    public func stitchedPlaylist(channel: String, rendition: String, token: String?, now: Int64) -> Result<Playlist, Refusal> {
+    /// With `iFrames`, the session's stitched I-frame playlist (``IFramePlaylist``) made from that
+    /// same stitched playlist: ad key frames during breaks, the same numbering and discontinuities;
+    /// serving it fires no tracking.
+    public func stitchedPlaylist(
+        channel: String, rendition: String, token: String?, iFrames: Bool = false, now: Int64
+    ) -> Result<Playlist, Refusal> {
         guard let token, !token.isEmpty else {
             return .failure(Refusal(.badRequest, "missing session: start one at /ssai/\(channel)/master.m3u8"))
         }
@@ -252,13 +290,20 @@ public final class AdInsertion: Sendable {
                 return pod
             }
             if remember { sessions.store(entry, for: token) }
-            let key = StitchCache.Key(rendition: rendition, decisions: decisions)
+            let key = StitchCache.Key(rendition: iFrames ? IFramePlaylist.uri(forRendition: rendition) : rendition, decisions: decisions)
             let context = StitchCache.Context(owner: ObjectIdentifier(self), options: options)
             if let cached = stitching.cache.prepared(key, context: context) {
                 prepared = cached
             } else {
-                guard let built = try prepare(window.content, rendition: rendition, log: log, decisions: decisions, options: options)
-                else { return .failure(Refusal(.failed, "cannot compress this playlist (zlib failed)")) }
+                let made = try prepare(
+                    window.content, rendition: rendition, log: log, decisions: decisions, options: options,
+                    iFrames: iFrames ? registry.snapshot(of: channel)?.segments[rendition] ?? [:] : nil)
+                guard case .prepared(let built) = made else {
+                    if case .noIFrames = made {
+                        return .failure(Refusal(.notFound, "rendition \"\(rendition)\" of \"\(channel)\" has no I-frame playlist"))
+                    }
+                    return .failure(Refusal(.failed, "cannot compress this playlist (zlib failed)"))
+                }
                 prepared = built
                 stitching.cache.store(prepared, for: key, context: context)
             }
@@ -270,21 +315,47 @@ public final class AdInsertion: Sendable {
         }
         // What the observer makes due travels with the playlist (``Playlist/dueTracking``): the
         // writer performs it once the body is out, so a HEAD, a dropped connection or a 304 fire nothing.
-        return .success(Playlist(prepared, session: entry.session))
+        return .success(Playlist(prepared, session: entry.session, token: token))
     }
 
-    /// Renders `content` for the placeholder session with `decisions` and prepares it for serving;
-    /// `nil` only if zlib fails.
+    private enum Prepared {
+        case prepared(PreparedStitch)
+        /// zlib failed.
+        case failed
+        /// An I-frame playlist was asked of a rendition without key frames, or of encrypted content.
+        case noIFrames
+    }
+
+    /// Renders `content` for the placeholder session with `decisions` and prepares it for serving.
+    /// With `iFrames` (the content segments that can be fetched, by name), the I-frame playlist of
+    /// that stitched playlist instead, with no tracking.
     private func prepare(
-        _ content: MediaPlaylist, rendition: String, log: BreakLog, decisions: WindowDecisions, options: StitchOptions
-    ) throws(StitchingError) -> PreparedStitch? {
+        _ content: MediaPlaylist, rendition: String, log: BreakLog, decisions: WindowDecisions, options: StitchOptions,
+        iFrames contentFiles: [String: SegmentFile]?
+    ) throws(StitchingError) -> Prepared {
         var stitched = try Stitcher.render(
             content: content, rendition: rendition, breaks: log, decisions: decisions, sessionID: placeholder,
             ruleSets: ruleBook.versions, options: options)
         // As for the shared playlists: at least 3, since EXTINF is written in decimal form (A8/A9).
         stitched.version = max(stitched.version ?? 0, 3)
-        let template = StitchedPlaylistTemplate(stitched, placeholder: placeholder)
+        if let contentFiles {
+            guard IFramePlaylist.isOffered(for: stitched) else { return .noIFrames }
+            let creatives = creativeKeyFrames.withLockedValue { $0 }
+            func keyFrame(_ segment: MediaSegment) -> KeyFrameLocation? {
+                if segment.byteRange != nil { return nil }
+                if let location = creatives[segment.uri] { return location }
+                guard let slash = segment.uri.lastIndex(of: "/") else { return nil }
+                return contentFiles[String(segment.uri[segment.uri.index(after: slash)...])]?.keyFrame
+            }
+            guard stitched.segments.contains(where: { keyFrame($0) != nil }) else { return .noIFrames }
+            let iFrames = IFramePlaylist.make(from: stitched) { _, segment in keyFrame(segment) }
+            let template = StitchedPlaylistTemplate(iFrames, placeholder: placeholder)
+            return PreparedStitch(template, targetDuration: content.targetDuration, onServe: nil).map(Prepared.prepared) ?? .failed
+        }
+        let template = StitchedPlaylistTemplate(
+            withSessionKeys(stitched), placeholder: placeholder, tokenPlaceholder: tokenPlaceholder)
         return PreparedStitch(template, targetDuration: content.targetDuration, onServe: onStitched?(stitched))
+            .map(Prepared.prepared) ?? .failed
     }
 
     /// `POST /admin/channels/{channel}/breaks?duration=<seconds>`: "cue now", authenticated with the
@@ -325,6 +396,23 @@ public final class AdInsertion: Sendable {
             return Refusal(.unavailable, "channel \"\(snapshot.name)\" is starting and has no playlist yet")
         }
         return Refusal(.notFound, "channel \"\(snapshot.name)\" does not stitch ads (ads.stitch is false)")
+    }
+
+    /// `playlist` with the session token placeholder on every Headwater key URI (`/keys/…`): the
+    /// session entitles its keys (``refusesSession(_:channel:now:)``).
+    private func withSessionKeys(_ playlist: MediaPlaylist) -> MediaPlaylist {
+        var playlist = playlist
+        for index in playlist.segments.indices {
+            let keys = playlist.segments[index].tags.keys
+            guard keys.contains(where: { $0.uri?.hasPrefix("/keys/") == true }) else { continue }
+            playlist.segments[index].tags.keys = keys.map { key in
+                guard let uri = key.uri, uri.hasPrefix("/keys/") else { return key }
+                var key = key
+                key.attributes["URI"] = .quoted(Self.withSession(uri, tokenPlaceholder))
+                return key
+            }
+        }
+        return playlist
     }
 
     /// `uri` with `session=<token>` appended to its query.

@@ -49,6 +49,15 @@ extension OriginMetrics {
         _ = sessionsStarted(channel: channel)
     }
 
+    /// A request for a content key (`/keys/…`), by channel (configured channels only, else
+    /// `unknown`) and outcome (`ok`, `forbidden`, `not_found`). Never the key or the token.
+    public func keyRequested(channel: String, outcome: String) {
+        counter(
+            "headwater_key_requests_total", labels: [("channel", channel), ("outcome", outcome)],
+            help: "Content key requests (/keys/...), by channel and outcome (ok, forbidden, not_found)."
+        ).increment()
+    }
+
     func stitchedPlaylists(_ outcome: String) -> Prometheus.Counter {
         counter("headwater_stitched_playlists_total", labels: [("outcome", outcome)], help: Self.stitchedPlaylistsHelp)
     }

@@ -52,14 +52,15 @@ public final class DirectoryChannelSource: Service, Sendable {
     public init(
         channel: HeadwaterConfiguration.Channel, source: HeadwaterConfiguration.Channel.DirectorySource,
         stateDirectory: String, runTag: String, registry: ChannelRegistry, clock: any WallClock, logger: Logger,
-        watch: WatchMode = .inotify, stall: StallPolicy = .init(), metrics: OriginMetrics = .shared
+        watch: WatchMode = .inotify, stall: StallPolicy = .init(), keyring: ChannelKeyring = ChannelKeyring(),
+        metrics: OriginMetrics = .shared
     ) throws(IngestRefusal) {
         var logger = logger
         logger[metadataKey: "hls.channel.id"] = "\(channel.name)"
         self.windowed = try WindowedChannel.open(
             channel: channel, sourceType: "directory", targetDuration: source.targetDuration,
-            stateDirectory: stateDirectory, runTag: runTag, stall: stall, registry: registry, clock: clock,
-            logger: logger, metrics: metrics)
+            stateDirectory: stateDirectory, runTag: runTag, stall: stall, keyring: keyring, registry: registry,
+            clock: clock, logger: logger, metrics: metrics)
         self.deviations = OriginMetrics.IngestDeviations(channel: channel.name, metrics: metrics, logger: logger)
         self.source = source
         self.watchMode = watch

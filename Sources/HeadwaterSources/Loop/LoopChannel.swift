@@ -12,13 +12,21 @@ public struct LoopChannel: Sendable {
     public let window: Int64
     private let multivariant: RenderedPlaylist
     private let multivariantPlaylist: MultivariantPlaylist
+    /// Whether the channel lists I-frame playlists (not when it is encrypted: ``IFramePlaylist``).
+    public let offersIFrames: Bool
 
-    public init(name: String, package: LoopPackage, windowSeconds: Int, startedAt: Int64) {
+    /// How the channel is encrypted, `nil` when clear: its playlists then carry `EXT-X-KEY` on
+    /// every segment (the files are encrypted by ``LoopChannelPublisher``).
+    public let keying: ChannelKeying?
+
+    public init(name: String, package: LoopPackage, windowSeconds: Int, startedAt: Int64, keying: ChannelKeying? = nil) {
+        self.keying = keying
         self.name = name
         self.package = package
         self.timeline = LoopTimeline(durations: package.durations)
         self.window = Int64(windowSeconds) * 1_000_000
-        self.multivariantPlaylist = package.multivariant()
+        self.offersIFrames = keying == nil
+        self.multivariantPlaylist = package.multivariant(iFrames: offersIFrames)
         self.multivariant = PlaylistRendering.render(
             multivariantPlaylist, tag: "\(name)-master", version: 1, publishedAt: startedAt / 1_000_000)
     }
@@ -42,7 +50,7 @@ public struct LoopChannel: Sendable {
             }
             playlist.segments.append(segment)
         }
-        return playlist
+        return keying.map { $0.encrypting(playlist, rendition: rendition.name) } ?? playlist
     }
 
     /// Everything the channel offers at `now` (µs since the epoch).
@@ -50,6 +58,7 @@ public struct LoopChannel: Sendable {
         let last = timeline.lastPublished(at: now)
         let publishedAt = (timeline.start(of: last) + timeline.duration(of: last)) / 1_000_000
         var playlists: [String: RenderedPlaylist] = [:]
+        var iFramePlaylists: [String: RenderedPlaylist] = [:]
         var media: [String: MediaPlaylist] = [:]
         var segments: [String: [String: SegmentFile]] = [:]
         var status = ChannelStatus(
@@ -61,6 +70,13 @@ public struct LoopChannel: Sendable {
             media[rendition.name] = playlist
             playlists[rendition.name] = PlaylistRendering.render(
                 playlist, tag: "\(name)-\(rendition.name)", version: last, publishedAt: publishedAt)
+            if offersIFrames, LoopPackage.hasIFrames(rendition) {
+                let iFrames = IFramePlaylist.make(from: playlist) { index, _ in
+                    rendition.segments[timeline.fileIndex(of: playlist.mediaSequenceNumber(at: index))].file.keyFrame
+                }
+                iFramePlaylists[rendition.name] = PlaylistRendering.render(
+                    iFrames, tag: "\(name)-\(rendition.name)-iframes", version: last, publishedAt: publishedAt)
+            }
             // Listed segments, and those removed up to one window plus a target duration ago, stay
             // fetchable (C7: segment duration + the longest playlist containing it).
             let listed = playlist.segments.count
@@ -72,9 +88,11 @@ public struct LoopChannel: Sendable {
             }
             segments[rendition.name] = files
         }
-        return ChannelSnapshot(
+        var snapshot = ChannelSnapshot(
             name: name, state: .live, multivariant: multivariant, mediaPlaylists: playlists, segments: segments,
             targetDuration: package.targetDuration, status: status,
             content: ChannelContent(multivariant: multivariantPlaylist, media: media))
+        snapshot.iFramePlaylists = iFramePlaylists
+        return snapshot
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 public import HeadwaterRuntime
 public import Logging
 public import ServiceLifecycle
@@ -10,12 +11,21 @@ public final class LoopChannelPublisher: Service {
     private let clock: any WallClock
     private let logger: Logger
     private let metrics: OriginMetrics
+    private let encryption: SegmentEncryption?
 
+    /// - Parameter stateDirectory: where an encrypted channel keeps its encrypted segments.
     public init(
         channel: LoopChannel, registry: ChannelRegistry, clock: any WallClock, logger: Logger,
-        metrics: OriginMetrics = .shared
-    ) {
+        metrics: OriginMetrics = .shared, stateDirectory: String? = nil
+    ) throws {
         self.metrics = metrics
+        if let keying = channel.keying {
+            let base = stateDirectory ?? NSTemporaryDirectory()
+            self.encryption = try SegmentEncryption(
+                keying: keying, directory: "\(base)/encrypted-\(channel.name)", logger: logger)
+        } else {
+            self.encryption = nil
+        }
         self.channel = channel
         self.registry = registry
         self.clock = clock
@@ -26,7 +36,8 @@ public final class LoopChannelPublisher: Service {
     @discardableResult
     public func publishNow() -> Int64 {
         let now = clock.now()
-        let snapshot = channel.snapshot(at: now)
+        var snapshot = channel.snapshot(at: now)
+        if let encryption { snapshot = encryption.encrypt(snapshot) }
         for _ in snapshot.mediaPlaylists { metrics.playlistRendered(.media) }
         registry.publish(snapshot)
         return channel.timeline.nextPublication(after: channel.timeline.lastPublished(at: now))

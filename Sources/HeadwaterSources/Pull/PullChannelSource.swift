@@ -53,7 +53,8 @@ public final class PullChannelSource: Service, Sendable {
     public init(
         channel: HeadwaterConfiguration.Channel, source: HeadwaterConfiguration.Channel.PullSource,
         stateDirectory: String, runTag: String, registry: ChannelRegistry, clock: any WallClock, logger: Logger,
-        httpClient: HTTPClient, stall: StallPolicy = .init(), metrics: OriginMetrics = .shared
+        httpClient: HTTPClient, stall: StallPolicy = .init(), keyring: ChannelKeyring = ChannelKeyring(),
+        metrics: OriginMetrics = .shared
     ) throws(IngestRefusal) {
         guard let entry = URL(string: source.url), entry.scheme == "http" || entry.scheme == "https",
             entry.host() != nil
@@ -64,7 +65,8 @@ public final class PullChannelSource: Service, Sendable {
         logger[metadataKey: "hls.channel.id"] = "\(channel.name)"
         self.windowed = try WindowedChannel.open(
             channel: channel, sourceType: "pull", targetDuration: source.targetDuration, stateDirectory: stateDirectory,
-            runTag: runTag, stall: stall, listsRemoteSegments: source.mode == .reference, registry: registry,
+            runTag: runTag, stall: stall, listsRemoteSegments: source.mode == .reference, keyring: keyring,
+            registry: registry,
             clock: clock, logger: logger, metrics: metrics)
         self.deviations = OriginMetrics.IngestDeviations(channel: channel.name, metrics: metrics, logger: logger)
         self.source = source

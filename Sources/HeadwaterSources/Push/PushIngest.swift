@@ -48,10 +48,15 @@ public final class PushIngest: Service, Sendable {
     ///   process environment.
     /// - Parameter metrics: where ingest, refusals and renders are counted.
     /// - Throws: ``IngestRefusal`` (500) when a directory cannot be created.
+    /// What encrypted push channels are keyed from.
+    let keyring: ChannelKeyring
+
     public init(
         configuration: HeadwaterConfiguration, registry: ChannelRegistry, clock: any WallClock, logger: Logger,
-        slate: SlateLibrary? = nil, environment: [String: String]? = nil, metrics: OriginMetrics = .shared
+        slate: SlateLibrary? = nil, environment: [String: String]? = nil, keyring: ChannelKeyring = ChannelKeyring(),
+        metrics: OriginMetrics = .shared
     ) throws(IngestRefusal) {
+        self.keyring = keyring
         self.metrics = metrics
         self.registry = registry
         self.clock = clock
@@ -102,8 +107,8 @@ public final class PushIngest: Service, Sendable {
             }
             let windowed = try WindowedChannel.open(
                 channel: channel, sourceType: "push", targetDuration: source.targetDuration,
-                stateDirectory: stateDirectory, runTag: runTag, stall: stall, registry: registry, clock: clock,
-                logger: logger, metrics: metrics)
+                stateDirectory: stateDirectory, runTag: runTag, stall: stall, keyring: keyring, registry: registry,
+                clock: clock, logger: logger, metrics: metrics)
             let deviations = OriginMetrics.IngestDeviations(channel: channel.name, metrics: metrics, logger: logger)
             next[channel.name] = PushChannel(source: source, token: token, windowed: windowed, deviations: deviations)
         }

@@ -17,11 +17,14 @@ public struct ChannelSources: Sendable {
     let runTag: String
     /// Shared by pull sources.
     let httpClient: HTTPClient
+    /// What encrypted channels are keyed from.
+    let keyring: ChannelKeyring
 
     public init(
         registry: ChannelRegistry, clock: any WallClock, logger: Logger, stateDirectory: String, runTag: String,
-        httpClient: HTTPClient
+        httpClient: HTTPClient, keyring: ChannelKeyring = ChannelKeyring()
     ) {
+        self.keyring = keyring
         self.registry = registry
         self.clock = clock
         self.logger = logger
@@ -36,7 +39,7 @@ public struct ChannelSources: Sendable {
         logger[metadataKey: "hls.channel.id"] = "\(channel.name)"
         switch channel.source {
         case .loop:
-            guard let publisher = loopPublisher(channel, loaded, logger: logger) else { return nil }
+            guard let publisher = try loopPublisher(channel, loaded, logger: logger) else { return nil }
             publisher.publishNow()  // live before the first request
             return publisher
         case .push:
@@ -44,21 +47,23 @@ public struct ChannelSources: Sendable {
         case .directory(let source):
             return try DirectoryChannelSource(
                 channel: channel, source: source, stateDirectory: stateDirectory, runTag: runTag, registry: registry,
-                clock: clock, logger: logger, stall: StallPolicy(fill: channel.stall, slate: loaded.slate))
+                clock: clock, logger: logger, stall: StallPolicy(fill: channel.stall, slate: loaded.slate), keyring: keyring)
         case .pull(let source):
             return try PullChannelSource(
                 channel: channel, source: source, stateDirectory: stateDirectory, runTag: runTag, registry: registry,
                 clock: clock, logger: logger, httpClient: httpClient,
-                stall: StallPolicy(fill: channel.stall, slate: loaded.slate))
+                stall: StallPolicy(fill: channel.stall, slate: loaded.slate), keyring: keyring)
         }
     }
 
     private func loopPublisher(
         _ channel: HeadwaterConfiguration.Channel, _ loaded: ChannelSupervisor.Loaded, logger: Logger
-    ) -> LoopChannelPublisher? {
+    ) throws -> LoopChannelPublisher? {
         guard let package = loaded.packages[channel.name] else { return nil }
         let loop = LoopChannel(
-            name: channel.name, package: package, windowSeconds: channel.windowSeconds, startedAt: clock.now())
-        return LoopChannelPublisher(channel: loop, registry: registry, clock: clock, logger: logger)
+            name: channel.name, package: package, windowSeconds: channel.windowSeconds, startedAt: clock.now(),
+            keying: try keyring.keying(for: channel))
+        return try LoopChannelPublisher(
+            channel: loop, registry: registry, clock: clock, logger: logger, stateDirectory: stateDirectory)
     }
 }

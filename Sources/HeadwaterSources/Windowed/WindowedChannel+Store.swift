@@ -22,8 +22,9 @@ extension WindowedChannel {
     /// - Throws: ``IngestRefusal`` (500) when the directory cannot be created.
     public static func open(
         channel: HeadwaterConfiguration.Channel, sourceType: String, targetDuration: Int, stateDirectory: String,
-        runTag: String, stall: StallPolicy = .init(), listsRemoteSegments: Bool = false, registry: ChannelRegistry,
-        clock: any WallClock, logger: Logger, metrics: OriginMetrics = .shared
+        runTag: String, stall: StallPolicy = .init(), listsRemoteSegments: Bool = false,
+        keyring: ChannelKeyring = ChannelKeyring(), registry: ChannelRegistry, clock: any WallClock, logger: Logger,
+        metrics: OriginMetrics = .shared
     ) throws(IngestRefusal) -> WindowedChannel {
         let directory = "\(stateDirectory)/\(sourceType)/\(channel.name)"
         try SegmentStorage.makeDirectory(directory)
@@ -31,10 +32,19 @@ extension WindowedChannel {
         let window = LiveWindow(
             configuration: .init(
                 channel: channel.name, targetDuration: targetDuration, windowSeconds: channel.windowSeconds,
-                runTag: runTag, stall: stall, clockNumbering: true, listsRemoteSegments: listsRemoteSegments))
+                runTag: runTag, stall: stall, clockNumbering: true, listsRemoteSegments: listsRemoteSegments,
+                encryptsSegments: channel.encryption != nil))
+        var encryption: SegmentEncryption?
+        do {
+            encryption = try keyring.keying(for: channel).map { keying in
+                try SegmentEncryption(keying: keying, directory: directory + "/encrypted", logger: logger)
+            }
+        } catch {
+            throw IngestRefusal("cannot encrypt channel \(channel.name): \(error)", reason: .storage)
+        }
         let windowed = WindowedChannel(
             name: channel.name, sourceType: sourceType, window: window, directory: directory, registry: registry,
-            clock: clock, logger: logger, metrics: metrics)
+            clock: clock, logger: logger, metrics: metrics, encryption: encryption)
         windowed.publishNow()
         return windowed
     }
@@ -42,6 +52,10 @@ extension WindowedChannel {
     /// Deletes this run's stored files and the store directory, and its parent if that is empty
     /// (at shutdown; anything else an operator put there stays).
     public func removeStore() {
+        if let encryption {
+            for name in SegmentStorage.names(in: encryption.directory) ?? [] { SegmentStorage.remove(encryption.directory + "/" + name) }
+            SegmentStorage.removeDirectory(encryption.directory)
+        }
         SegmentStorage.removeOwnFiles(in: directory)
         SegmentStorage.removeDirectory(directory)
         if let slash = directory.lastIndex(of: "/") { SegmentStorage.removeDirectory(String(directory[..<slash])) }

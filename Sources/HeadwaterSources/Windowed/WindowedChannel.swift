@@ -20,7 +20,14 @@ public final class WindowedChannel: Sendable {
         var renderer: WindowRenderer
         var nextFile: UInt64 = 0
         var counters = IngestCounters()
+        /// Counts the snapshots made, so an encrypted channel publishes them in order.
+        var made: UInt64 = 0
     }
+
+    /// For an encrypted channel: the newest snapshot published, by ``State/made``. Encrypting new
+    /// segments is file I/O, so it happens under this lock, not the window's: ingest events keep
+    /// changing the window meanwhile, and an older snapshot that finishes late is dropped.
+    private let publishing = NIOLockedValueBox<UInt64>(0)
 
     public let name: String
     /// Where this channel's stored files live.
@@ -35,11 +42,14 @@ public final class WindowedChannel: Sendable {
     /// Where ingest, rejections and playlist renders are counted.
     let metrics: OriginMetrics
     let state: NIOLockedValueBox<State>
+    /// The channel's encrypted segments, `nil` when it is clear.
+    let encryption: SegmentEncryption?
 
     public init(
         name: String, sourceType: String, window: LiveWindow, directory: String, registry: ChannelRegistry,
-        clock: any WallClock, logger: Logger, metrics: OriginMetrics = .shared
+        clock: any WallClock, logger: Logger, metrics: OriginMetrics = .shared, encryption: SegmentEncryption? = nil
     ) {
+        self.encryption = encryption
         self.name = name
         self.sourceType = sourceType
         self.directory = directory
@@ -74,14 +84,33 @@ public final class WindowedChannel: Sendable {
     /// Publishes the current snapshot (at start, before anything arrived).
     public func publishNow() {
         let now = clock.now()
-        state.withLockedValue { registry.publish(snapshot(&$0, now: now)) }
+        publish(state.withLockedValue { snapshot(&$0, now: now) })
     }
 
-    private func snapshot(_ state: inout State, now: Int64) -> ChannelSnapshot {
-        var snapshot = state.renderer.snapshot(of: state.window.snapshot(now: now))
+    private func snapshot(_ state: inout State, now: Int64) -> (snapshot: ChannelSnapshot, number: UInt64) {
+        var version = state.window.snapshot(now: now)
+        if let keying = encryption?.keying {
+            // EXT-X-KEY on every segment; no I-frame playlists (byte ranges of CBC cannot be decrypted alone).
+            for (name, playlist) in version.media { version.media[name]?.model = keying.encrypting(playlist.model, rendition: name) }
+            version.iFrames = [:]
+            version.multivariant?.model.iFrameVariants = []
+        }
+        var snapshot = state.renderer.snapshot(of: version)
         snapshot.status.source = sourceType
         snapshot.status.ingest.rejected = UInt64(state.counters.rejections.values.reduce(0, +))
-        return snapshot
+        state.made += 1
+        return (snapshot, state.made)
+    }
+
+    /// Publishes a snapshot made under the window lock: at once for a clear channel (still under
+    /// it), after encrypting its new segments for an encrypted one (outside it, in order).
+    private func publish(_ made: (snapshot: ChannelSnapshot, number: UInt64)) {
+        guard let encryption else { return registry.publish(made.snapshot) }
+        publishing.withLockedValue { newest in
+            guard made.number > newest else { return }
+            newest = made.number
+            registry.publish(encryption.encrypt(made.snapshot))
+        }
     }
 
     /// Runs one window event under the lock, publishes the new version if it changed, then
@@ -89,11 +118,15 @@ public final class WindowedChannel: Sendable {
     public func apply(_ event: (inout LiveWindow, Int64) -> LiveWindow.Outcome) {
         let now = clock.now()
         var ingested = (count: UInt64(0), bytes: UInt64(0))
+        var made: (snapshot: ChannelSnapshot, number: UInt64)?
         let outcome = state.withLockedValue { state in
             let before = state.window.ingested
             let outcome = event(&state.window, now)
             ingested = Self.added(from: before, to: state.window.ingested)
-            if outcome.changed { registry.publish(snapshot(&state, now: now)) }
+            if outcome.changed {
+                made = snapshot(&state, now: now)
+                if encryption == nil { publish(made!) }
+            }
             for report in outcome.reports {
                 switch report.kind {
                 case .extinfAboveTargetDuration: state.counters.segmentsOverTargetDuration += 1
@@ -105,6 +138,7 @@ public final class WindowedChannel: Sendable {
             }
             return outcome
         }
+        if encryption != nil, let made { publish(made) }
         metrics.ingested(channel: name, count: Int(ingested.count), bytes: Int64(ingested.bytes))
         for file in outcome.filesToDelete { SegmentStorage.remove(file) }
         for report in outcome.reports where report.kind == .stall { metrics.stallDetected(channel: name) }
