@@ -93,10 +93,15 @@ extension HeadwaterConfiguration {
                     valid = false
                     continue
                 }
-                if let ads = ChannelEncryption.AdEncryption(rawValue: text) {
+                if text == ChannelEncryption.AdEncryption.encrypted.rawValue {
+                    // Stitched ads are the shared /ads/… files, one for every channel and cache;
+                    // encrypting them per channel key is not built.
+                    reader.fail(value, keyPath, "encrypted ads are not supported yet; ads and slate are served clear, announced with EXT-X-KEY:METHOD=NONE (use clear)")
+                    valid = false
+                } else if let ads = ChannelEncryption.AdEncryption(rawValue: text) {
                     encryption.ads = ads
                 } else {
-                    reader.fail(value, keyPath, "must be clear or encrypted, got \"\(text)\"")
+                    reader.fail(value, keyPath, "must be clear, got \"\(text)\"")
                     valid = false
                 }
             case "key_access":

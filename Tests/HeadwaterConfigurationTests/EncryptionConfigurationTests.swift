@@ -23,11 +23,11 @@ struct EncryptionConfigurationTests {
     @Test("an encryption block parses with every key; absent keys take their defaults; without one a channel is clear")
     func parses() throws {
         let full = try HeadwaterConfiguration.parse(
-            Self.pushChannel(encryption: ["method: AES-128", "rotate_every: 3", "ads: encrypted", "key_access: token"]),
+            Self.pushChannel(encryption: ["method: AES-128", "rotate_every: 3", "ads: clear", "key_access: token"]),
             file: "h.yaml", baseDirectory: "/c")
         #expect(
             full.channels[0].encryption
-                == ChannelEncryption(method: .aes128, rotateEvery: 3, ads: .encrypted, keyAccess: .token))
+                == ChannelEncryption(method: .aes128, rotateEvery: 3, ads: .clear, keyAccess: .token))
 
         let minimal = try HeadwaterConfiguration.parse(
             Self.pushChannel(encryption: ["method: AES-128"]), file: "h.yaml", baseDirectory: "/c")
@@ -61,7 +61,11 @@ struct EncryptionConfigurationTests {
             (["method: AES-128", "rotate_every: -1"], "h.yaml:7: channels.demo.encryption.rotate_every: must be between 0 and 1000000, got -1"),
             (["method: AES-128", "rotate_every: 1000001"], "h.yaml:7: channels.demo.encryption.rotate_every: must be between 0 and 1000000, got 1000001"),
             (["method: AES-128", "rotate_every: \"x\""], "h.yaml:7: channels.demo.encryption.rotate_every: must be an integer"),
-            (["method: AES-128", "ads: maybe"], "h.yaml:7: channels.demo.encryption.ads: must be clear or encrypted, got \"maybe\""),
+            (["method: AES-128", "ads: maybe"], "h.yaml:7: channels.demo.encryption.ads: must be clear, got \"maybe\""),
+            (
+                ["method: AES-128", "ads: encrypted"],
+                "h.yaml:7: channels.demo.encryption.ads: encrypted ads are not supported yet; ads and slate are served clear, announced with EXT-X-KEY:METHOD=NONE (use clear)"
+            ),
             (["method: AES-128", "key_access: sometimes"], "h.yaml:7: channels.demo.encryption.key_access: must be open or token, got \"sometimes\""),
             (
                 ["method: AES-128", "rotate: 3"],

@@ -48,6 +48,26 @@ struct ReloadTests {
         #expect(!same.changesChannels && same.unchanged.count == 3)
     }
 
+    @Test("turning a live channel's encryption on, off or to another rotation, or moving the key secret, needs a restart; the channel keeps running as it was")
+    func encryptionNeedsRestart() throws {
+        let next = try Self.parse("""
+            server:
+              key_secret_env: OTHER_SECRET
+            channels:
+              looped:
+                source: {type: loop, package: a.m3u8}
+                encryption: {method: AES-128, rotate_every: 3}
+              pushed:
+                source: {type: push, target_duration: 2}
+                encryption: {method: AES-128}
+              dropped:
+                source: {type: directory, path: /d}
+            """)
+        let plan = try ReloadPlan.make(from: try Self.parse(Self.base), to: next, file: "h.yaml")
+        #expect(plan.replaced.isEmpty && plan.reconfigured.isEmpty && plan.added.isEmpty && plan.removed.isEmpty)
+        #expect(plan.needsRestart == ["channels.looped.encryption", "channels.pushed.encryption", "server.key_secret_env"])
+    }
+
     @Test("a target duration never changes while a channel lives: the reload is refused with the key path")
     func targetDurationChange() throws {
         let next = try Self.parse(Self.base.replacingOccurrences(of: "target_duration: 2", with: "target_duration: 4"))
