@@ -117,6 +117,25 @@ public struct LiveWindow: Sendable {
         return end(now: now)
     }
 
+    /// What a channel Headwater encrypts can take: whole MPEG-TS segments in the clear. An encrypted
+    /// playlist would be encrypted twice; fMP4 (`EXT-X-MAP`) needs its init section under the same
+    /// key and byte ranges cannot be encrypted alone, neither of which is built.
+    static func checkEncryptable(_ playlist: MediaPlaylist, path: String) throws(IngestRefusal) {
+        if let key = playlist.segments.lazy.flatMap(\.tags.keys).first(where: { $0.method != "NONE" }) {
+            throw IngestRefusal(
+                "\(path) is encrypted (EXT-X-KEY METHOD=\(key.method)) but Headwater encrypts this channel; send clear segments",
+                reason: .malformedPlaylist)
+        }
+        if playlist.segments.contains(where: { $0.tags.map != nil }) {
+            throw IngestRefusal(
+                "\(path) is fMP4 (EXT-X-MAP); Headwater encrypts MPEG-TS segments only", reason: .unsupportedType)
+        }
+        if playlist.segments.contains(where: { $0.byteRange != nil }) {
+            throw IngestRefusal(
+                "\(path) lists byte ranges; Headwater encrypts whole segments only", reason: .unsupportedType)
+        }
+    }
+
     /// The encoder's media playlist at `path` (`x_0.m3u8`, `v0/index.m3u8`) feeds the rendition
     /// named ``IngestPath/renditionName(forPlaylist:)``; its segment URIs are relative to `path`.
     ///
@@ -141,13 +160,7 @@ public struct LiveWindow: Sendable {
                 reason: .renditionConflict)
         }
         try Self.checkBounds(playlist, path: path)
-        if configuration.encryptsSegments,
-            let key = playlist.segments.lazy.flatMap(\.tags.keys).first(where: { $0.method != "NONE" })
-        {
-            throw IngestRefusal(
-                "\(path) is encrypted (EXT-X-KEY METHOD=\(key.method)) but Headwater encrypts this channel; send clear segments",
-                reason: .malformedPlaylist)
-        }
+        if configuration.encryptsSegments { try Self.checkEncryptable(playlist, path: path) }
         begin()
         receive(playlist, rendition: name, path: path, now: now)
         return end(now: now)

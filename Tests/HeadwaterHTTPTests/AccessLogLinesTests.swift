@@ -124,23 +124,30 @@ struct AccessLogLinesTests {
         return output
     }
 
-    /// `uri` without session signatures, item by item: an item (the text between `?` and `&`
-    /// separators, the path first) named `session` keeps its value up to its first `.`, then `-`.
+    /// `uri` without credentials, query item by query item (the text between `?` and `&`
+    /// separators after the first `?`; the path is kept as it is): an item named `session` keeps its value up to its first `.`, then `-`; one named
+    /// `token`, or whose name holds a `%`, keeps only `-` as its value.
     static func redactedReference(_ uri: String) -> String {
         let bytes = Array(uri.utf8)
-        guard let query = bytes.firstIndex(of: UInt8(ascii: "?")), bytes[query...].contains(UInt8(ascii: ".")) else { return uri }
-        var output: [UInt8] = []
+        guard let query = bytes.firstIndex(of: UInt8(ascii: "?")) else { return uri }
+        var output: [UInt8] = Array(bytes[..<query])
         var item: [UInt8] = []
         func endItem() {
-            let name = Array("session=".utf8)
-            if item.starts(with: name), let dot = item[name.count...].firstIndex(of: UInt8(ascii: ".")) {
+            defer { item = [] }
+            guard let equals = item.firstIndex(of: UInt8(ascii: "=")) else {
+                output += item
+                return
+            }
+            let name = Array(item[..<equals])
+            if name == Array("token".utf8) || name.contains(UInt8(ascii: "%")) {
+                output += item[...equals] + [UInt8(ascii: "-")]
+            } else if name == Array("session".utf8), let dot = item[equals...].firstIndex(of: UInt8(ascii: ".")) {
                 output += item[...dot] + [UInt8(ascii: "-")]
             } else {
                 output += item
             }
-            item = []
         }
-        for byte in bytes {
+        for byte in bytes[query...] {
             if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "&") {
                 endItem()
                 output.append(byte)
@@ -157,7 +164,8 @@ struct AccessLogLinesTests {
         var random = SeededRandom(seed: 0x5EED_0A11)
         let pieces = [
             "a", "Z", "/", "-", ".", " ", "\"", "\\", "é", "\u{7}", "\u{7F}", "?", "&", "=", "session", "session=ab.cd",
-            "x.y", "%20", "session=", "?session=", "&session=", "sessions=", "ses",
+            "x.y", "%20", "session=", "?session=", "&session=", "sessions=", "ses", "token=", "?token=ab", "&tok",
+            "%74oken=", "t",
         ]
         func text(maxPieces: Int) -> String {
             (0..<random.int(0...maxPieces)).map { _ in pieces[random.int(0...(pieces.count - 1))] }.joined()

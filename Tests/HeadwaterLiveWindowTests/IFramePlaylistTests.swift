@@ -121,5 +121,22 @@ struct IFramePlaylistTests {
         playlist.segments[0].tags.keys = [Key(method: "AES-128", uri: "k.key")]
         #expect(throws: IngestRefusal.self) { try window.playlistReceived(path: "x_0.m3u8", playlist, now: encoder.clock) }
         #expect(window.mediaPlaylist(rendition: "x_0") == before)
+        // fMP4 (its init section would need the key too) and byte ranges (not whole files) neither.
+        var fragmented = encoder.playlist("x_0")
+        fragmented.segments[0].tags.map = MediaInitializationSection(uri: "init.mp4")
+        var ranged = encoder.playlist("x_0")
+        ranged.segments[0].byteRange = ByteRange(length: 1000, offset: 0)
+        for refused in [fragmented, ranged] {
+            let error = #expect(throws: IngestRefusal.self) { try window.playlistReceived(path: "x_0.m3u8", refused, now: encoder.clock) }
+            #expect(error?.reason == .unsupportedType)
+        }
+        #expect(window.mediaPlaylist(rendition: "x_0") == before)
+        // The same playlists on a clear channel are taken.
+        var clear = Self.makeClearWindow()
+        #expect(throws: Never.self) { try clear.playlistReceived(path: "x_0.m3u8", ranged, now: encoder.clock) }
+    }
+
+    static func makeClearWindow() -> LiveWindow {
+        LiveWindow(configuration: .init(channel: "live", targetDuration: 2, windowSeconds: 12, runTag: "t1"))
     }
 }

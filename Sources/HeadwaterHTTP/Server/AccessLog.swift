@@ -172,7 +172,8 @@ struct AccessLogEntry {
     /// `uri` with the signature of every `session=<payload>.<signature>` token replaced by `-`: a
     /// signed session token is a credential (whoever holds it gets that viewer's playlists until it
     /// expires), so logs keep only its payload, which still identifies the session. A key token
-    /// (`token=…` on a key URI) is a credential with nothing to identify, so all of it is `-`.
+    /// (`token=…` on a key URI) is a credential with nothing to identify, so all of it is `-`; so is
+    /// the value of any item whose name is percent-encoded (`%74oken=` is `token=` to the router).
     static func redactingSessionSignatures(_ uri: String) -> String {
         var uri = uri
         var output: [UInt8] = []
@@ -190,17 +191,19 @@ struct AccessLogEntry {
     static func forEachRedactedRun(of uri: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         guard let query = uri.firstIndex(of: UInt8(ascii: "?")),
             uri[query...].contains(UInt8(ascii: ".")) || uri[query...].contains(UInt8(ascii: "t"))
+                || uri[query...].contains(UInt8(ascii: "%"))
         else {
             body(uri)
             return
         }
         var runStart = 0
-        var index = 0
+        var index = query  // the path is no query item
         var itemStart = true
         var inValue = false  // inside the value of a `session` item
         var nameLength = 0  // bytes of the item's name so far…
         var nameIsSessionSoFar = true  // …and whether they are a prefix of `session`
         var nameIsTokenSoFar = true  // …or of `token`
+        var nameIsEncoded = false  // …and whether they hold a `%`
         while index < uri.count {
             let byte = uri[index]
             if byte == UInt8(ascii: "&") || byte == UInt8(ascii: "?") {
@@ -209,11 +212,12 @@ struct AccessLogEntry {
                 nameLength = 0
                 nameIsSessionSoFar = true
                 nameIsTokenSoFar = true
+                nameIsEncoded = false
             } else if itemStart {
                 if byte == UInt8(ascii: "=") {
                     itemStart = false
                     inValue = nameIsSessionSoFar && nameLength == Self.sessionName.count
-                    if nameIsTokenSoFar && nameLength == Self.tokenName.count {
+                    if (nameIsTokenSoFar && nameLength == Self.tokenName.count) || nameIsEncoded {
                         // The whole key token: kept through its `=`, then `-`.
                         body(UnsafeBufferPointer(rebasing: uri[runStart...index]))
                         ("-" as StaticString).withUTF8Buffer { body($0) }
@@ -227,6 +231,7 @@ struct AccessLogEntry {
                         && Self.sessionName[nameLength] == byte
                     nameIsTokenSoFar = nameIsTokenSoFar && nameLength < Self.tokenName.count
                         && Self.tokenName[nameLength] == byte
+                    nameIsEncoded = nameIsEncoded || byte == UInt8(ascii: "%")
                     nameLength += 1
                 }
             } else if inValue, byte == UInt8(ascii: ".") {
