@@ -30,7 +30,7 @@ struct AllBenchmark: AsyncParsableCommand {
     var repository: String?
 
     enum Workload: String, CaseIterable {
-        case shared, stitched, segment, range
+        case shared, stitched, segment, range, key
         case blockingReload = "blocking-reload"
         case connections, sessions, scaling
     }

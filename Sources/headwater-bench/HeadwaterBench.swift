@@ -9,6 +9,6 @@ struct HeadwaterBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "headwater-bench",
         abstract: "Headwater benchmarks.",
-        subcommands: [ParseBenchmark.self, StitchBenchmark.self, SSAIBenchmark.self, AllBenchmark.self]
+        subcommands: [ParseBenchmark.self, StitchBenchmark.self, SSAIBenchmark.self, AllBenchmark.self, EncryptBenchmark.self]
     )
 }

@@ -41,6 +41,9 @@ final class OriginComparison {
         var stitched: [[UInt8]] = []
         var segment: [UInt8] = []
         var rangeFileLength = 0
+        /// The encrypted channel's key, and the key token that opens it.
+        var key: [UInt8] = []
+        var keyToken = ""
     }
 
     private(set) var snapshot = Snapshot()
@@ -71,6 +74,7 @@ final class OriginComparison {
         if selected(.stitched) { try await stitchedPlaylists() }
         if selected(.segment) { try segment() }
         if selected(.range) { try ranges() }
+        if selected(.key) { try keys() }
         if selected(.blockingReload) {
             print("\nblocking playlist reload: n/a (LL-HLS blocking reload not built yet)")
             rows.append(
@@ -143,7 +147,11 @@ final class OriginComparison {
             arguments: [
                 "serve", "--config", fixture.headwaterConfig.path, "--listen", "127.0.0.1:\(headwaterPort)", "--log-level", "warning",
             ],
-            taskset: tools.taskset, environment: ["HEADWATER_SESSION_KEY": "headwater-bench-session-key-0123456789"],
+            taskset: tools.taskset,
+            environment: [
+                "HEADWATER_SESSION_KEY": "headwater-bench-session-key-0123456789",
+                "HEADWATER_KEY_SECRET": OriginFixture.keySecret, "HEADWATER_KEY_TOKEN_SECRET": OriginFixture.keyTokenSecret,
+            ],
             log: fixture.directory.appendingPathComponent("headwater.log"))
         let http = LoopbackClient(client: client, base: headwaterBase)
         do {
@@ -225,6 +233,15 @@ final class OriginComparison {
             snapshot.segment = try fixture.writeSegment()
             print("           \(OriginFixture.segmentPath): \(snapshot.segment.count) bytes (the demo's v1 segments, cut at 1 MiB)")
         }
+        if selected(.key) {
+            snapshot.keyToken = try KeyTokenSigner(secretText: OriginFixture.keyTokenSecret)
+                .mint(channel: "secure", expiry: UInt64(Date().timeIntervalSince1970) + 3600)
+            let (status, _, key) = try await http.fetch(OriginFixture.keyPath, headers: [("Authorization", "Bearer \(snapshot.keyToken)")])
+            guard status == 200, key.count == 16 else { throw ValidationError("GET \(OriginFixture.keyPath) with a key token: \(status)") }
+            snapshot.key = key
+            try fixture.write(key, to: OriginFixture.keyPath)
+            print("           \(OriginFixture.keyPath): the encrypted channel's key (16 bytes), with a key token; written for nginx")
+        }
         if selected(.range) {
             try fixture.writeRangeFile(mebibytes: settings.rangeFileMebibytes)
             snapshot.rangeFileLength = settings.rangeFileMebibytes << 20
@@ -287,6 +304,13 @@ final class OriginComparison {
         for (index, path) in snapshot.stitchedPaths.enumerated() {
             _ = try await expect(headwater, path, gzip: true)
             _ = try await expect(nginx, "/stitched/\(index).m3u8", gzip: true, body: snapshot.stitched[index])
+        }
+        if !snapshot.key.isEmpty {
+            let token = [("Authorization", "Bearer \(snapshot.keyToken)")]
+            for server in [headwater, nginx] {
+                _ = try await expect(server, OriginFixture.keyPath, gzip: false, headers: token, body: snapshot.key)
+            }
+            _ = try await expect(headwater, OriginFixture.keyPath, gzip: false, status: 403)
         }
         if !snapshot.segment.isEmpty {
             for server in [headwater, nginx] {

@@ -29,6 +29,12 @@ struct OriginFixture {
     static let segmentPath = "/bench/segment-1m.ts"
     static let segmentBytes = 1 << 20
     static let rangeFilePath = "/bench/file-100m.bin"
+    /// The encrypted channel's one key (`rotate_every: 0`): Headwater answers it after checking a key
+    /// token; nginx serves the same 16 bytes as a static file at the same path.
+    static let keyPath = "/keys/secure/0.key"
+    /// Secrets of the bench's encrypted channel (not secret: the bench's own).
+    static let keySecret = String(repeating: "5e", count: 32)
+    static let keyTokenSecret = "headwater-bench-key-token-secret-0123456789"
 
     /// Creates the directory (mode 0755, so nginx's workers, which run as `nobody` when the bench is
     /// root, can read it), the links and Headwater's configuration.
@@ -80,6 +86,12 @@ struct OriginFixture {
                 window: 30
                 ads:
                   schedule: {every: 60, duration: 20}
+              secure:
+                source:
+                  type: loop
+                  package: \(quoted(repository.appendingPathComponent("Public/demo/master.m3u8").path))
+                window: 30
+                encryption: {method: AES-128, rotate_every: 0, key_access: token}
 
             """
     }

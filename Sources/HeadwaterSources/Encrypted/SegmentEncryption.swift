@@ -46,7 +46,7 @@ public final class SegmentEncryption: Sendable {
             for (name, clear) in clearFiles {
                 guard let msn = Self.mediaSequence(ofServedName: name) else { continue }
                 let id = "\(rendition)/\(name)"
-                guard let file = known[id] ?? encryptFile(clear, rendition: rendition, name: name, msn: msn) ?? Optional(clear) else { continue }
+                guard let file = known[id] ?? encryptFile(clear, rendition: rendition, name: name, msn: msn) else { continue }
                 kept[id] = file
                 encrypted[name] = file
                 lowest = min(lowest, keying.keyIndex(of: msn))
