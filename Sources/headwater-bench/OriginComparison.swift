@@ -56,7 +56,7 @@ final class OriginComparison {
     init(settings: Settings, tools: AllBenchmark.Tools) throws {
         self.settings = settings
         self.tools = tools
-        self.fixture = try OriginFixture.create(repository: tools.repository)
+        self.fixture = try OriginFixture.create(repository: tools.repository, encryptedChannel: settings.workloads.contains(.key))
     }
 
     func selected(_ workload: AllBenchmark.Workload) -> Bool { settings.workloads.contains(workload) }

@@ -20,6 +20,9 @@ import Glibc
 struct OriginFixture {
     let directory: URL
     let repository: URL
+    /// Whether Headwater's configuration has the encrypted channel (the `key` workload): left out
+    /// otherwise, so a build from before encryption can run the other workloads.
+    var encryptedChannel = false
 
     var config: URL { directory.appendingPathComponent("Config") }
     var publicDirectory: URL { directory.appendingPathComponent("Public") }
@@ -38,10 +41,10 @@ struct OriginFixture {
 
     /// Creates the directory (mode 0755, so nginx's workers, which run as `nobody` when the bench is
     /// root, can read it), the links and Headwater's configuration.
-    static func create(repository: URL) throws -> OriginFixture {
+    static func create(repository: URL, encryptedChannel: Bool) throws -> OriginFixture {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("headwater-bench-all-\(getpid())")
         try? FileManager.default.removeItem(at: directory)
-        let fixture = OriginFixture(directory: directory, repository: repository)
+        let fixture = OriginFixture(directory: directory, repository: repository, encryptedChannel: encryptedChannel)
         BenchCleanup.shared.track(directory: directory.path)
         let manager = FileManager.default
         let open: [FileAttributeKey: Any] = [.posixPermissions: 0o755]
@@ -86,6 +89,8 @@ struct OriginFixture {
                 window: 30
                 ads:
                   schedule: {every: 60, duration: 20}
+
+            """ + (encryptedChannel ? """
               secure:
                 source:
                   type: loop
@@ -93,7 +98,7 @@ struct OriginFixture {
                 window: 30
                 encryption: {method: AES-128, rotate_every: 0, key_access: token}
 
-            """
+            """ : "")
     }
 
     /// nginx with one worker (Headwater pinned to one CPU runs one event loop), logs and temporary
