@@ -47,7 +47,8 @@ let package = Package(
 
         /// A channel's live window as a pure state machine: what a source delivered becomes a
         /// sliding-window playlist with stable numbering, retention (C7), stall fill and the status
-        /// page's view; plus the value types every channel shares (segment files, status, content).
+        /// page's view, I-frame playlists; plus the value types every channel shares (segment files,
+        /// status, content).
         /// Values in, values out: no I/O, no clock, no NIO.
         .target(name: "HeadwaterLiveWindow", dependencies: ["HeadwaterHLS", "HeadwaterMedia"], swiftSettings: swiftSettings),
 
@@ -64,7 +65,8 @@ let package = Package(
 
         /// What the origin serves from, independent of where channels come from and of HTTP: the
         /// channel registry and its snapshots, playlist rendering and gzip, viewer sessions, ad
-        /// insertion per request, metrics, and the process's systemd and version facts.
+        /// insertion per request, metrics, content keys and key tokens, and the process's systemd and
+        /// version facts.
         .target(
             name: "HeadwaterRuntime",
             dependencies: [
@@ -84,8 +86,8 @@ let package = Package(
         ),
 
         /// Where channels come from, side by side: the looping demo, push ingest, a watched
-        /// directory and pull from an upstream origin; the windowed channel the last three feed;
-        /// and the supervisor that starts, reloads and stops them.
+        /// directory and pull from an upstream origin; the windowed channel the last three feed; the
+        /// encryption of every listed segment; and the supervisor that starts, reloads and stops them.
         .target(
             name: "HeadwaterSources",
             dependencies: [

@@ -206,6 +206,9 @@ struct AccessLogEntry {
         var nameIsEncoded = false  // …and whether they hold a `%`
         while index < uri.count {
             let byte = uri[index]
+            // Whether what follows this byte, to the item's end, is a credential: a key token (or
+            // any value under an encoded name) after its `=`, a session signature after its `.`.
+            var credentialFollows = false
             if byte == UInt8(ascii: "&") || byte == UInt8(ascii: "?") {
                 itemStart = true
                 inValue = false
@@ -217,15 +220,7 @@ struct AccessLogEntry {
                 if byte == UInt8(ascii: "=") {
                     itemStart = false
                     inValue = nameIsSessionSoFar && nameLength == Self.sessionName.count
-                    if (nameIsTokenSoFar && nameLength == Self.tokenName.count) || nameIsEncoded {
-                        // The whole key token: kept through its `=`, then `-`.
-                        body(UnsafeBufferPointer(rebasing: uri[runStart...index]))
-                        ("-" as StaticString).withUTF8Buffer { body($0) }
-                        index += 1
-                        while index < uri.count, uri[index] != UInt8(ascii: "&"), uri[index] != UInt8(ascii: "?") { index += 1 }
-                        runStart = index
-                        continue
-                    }
+                    credentialFollows = (nameIsTokenSoFar && nameLength == Self.tokenName.count) || nameIsEncoded
                 } else {
                     nameIsSessionSoFar = nameIsSessionSoFar && nameLength < Self.sessionName.count
                         && Self.sessionName[nameLength] == byte
@@ -235,7 +230,10 @@ struct AccessLogEntry {
                     nameLength += 1
                 }
             } else if inValue, byte == UInt8(ascii: ".") {
-                // The signature: kept through its `.`, then `-`, then nothing to the item's end.
+                credentialFollows = true
+            }
+            if credentialFollows {
+                // Kept through this byte, then `-`, then nothing to the item's end.
                 body(UnsafeBufferPointer(rebasing: uri[runStart...index]))
                 ("-" as StaticString).withUTF8Buffer { body($0) }
                 index += 1
