@@ -279,7 +279,9 @@ extension RealClients {
             }
             let (packets, frames) = (count("packets"), count("frames"))
             #expect(frames >= 12, "key frames decoded in 30 s (one per 2 s entry): \(video)")
-            #expect(packets <= entriesRead && packets >= entriesRead - 2, "one packet per entry: \(entriesRead) entries; \(video)")
+            // At most one packet per entry read. (Not "as many packets as entries": which "Opening"
+            // lines ffmpeg logs varies with load, so the count of entries read is only an upper bound.)
+            #expect(packets <= entriesRead, "one packet per entry: \(entriesRead) entries; \(video)")
             #expect(frames <= packets && frames >= packets - 1, "one frame per entry: \(video)")
 
             // The ad entries decode alone too, at the ad's resolution (the same 640x360 as v1).
