@@ -349,7 +349,10 @@ struct ServerSocketTests {
                     }
                     return (answered, longestGap)
                 }
-                if longestGap > timeout - .milliseconds(500), attempt < 6 { continue }
+                // Nothing answered at all: the time between the server's accept (when its idle timer
+                // starts) and the first request is not in `longestGap`, and a starved task can spend
+                // the whole timeout there (a clean-clone CI run did, with ffmpeg tests beside it).
+                if longestGap > timeout - .milliseconds(500) || answered == 0, attempt < 6 { continue }
                 #expect(answered == 9, "every request answered on the one connection (longest gap \(longestGap))")
                 return
             }
