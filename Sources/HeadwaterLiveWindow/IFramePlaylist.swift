@@ -1,5 +1,5 @@
 public import HeadwaterHLS
-public import HeadwaterMedia
+import HeadwaterMedia
 
 /// I-frame playlists (`EXT-X-I-FRAMES-ONLY`, RFC 8216bis §4.4.3.6), made from a media playlist and
 /// the key frames found when its segments were stored: one rule for every channel kind and for

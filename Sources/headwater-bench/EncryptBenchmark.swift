@@ -30,7 +30,7 @@ struct EncryptBenchmark: ParsableCommand {
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = directory.appendingPathComponent("clear.ts").path
         let destination = directory.appendingPathComponent("encrypted.ts").path
-        FileManager.default.createFile(atPath: source, contents: Data(clear))
+        try Data(clear).write(to: URL(fileURLWithPath: source))
 
         print("headwater-bench encrypt — AES-128-CBC (PKCS#7), median of 5 rounds, 1 MiB of random bytes")
         print(pad("case", 44) + leftPad("µs/MiB", 10) + leftPad("MB/s", 9))
