@@ -1,6 +1,7 @@
 
-/// Settings of the HTTP/1.1 origin (``OriginServer``).
-public struct OriginServerConfiguration: Sendable, Hashable {
+/// Settings of the origin (``OriginServer``): the plain listener (HTTP/1.1, and HTTP/2 with prior
+/// knowledge), the optional TLS listener (HTTP/1.1 and `h2`), and the limits both share.
+public struct OriginServerConfiguration: Sendable {
     /// Address to bind. Default `127.0.0.1`: put a CDN or reverse proxy in front, or bind `0.0.0.0`.
     public var host: String
     /// Port to bind. `0` asks the kernel for any free port (tests); read it back from
@@ -31,6 +32,10 @@ public struct OriginServerConfiguration: Sendable, Hashable {
     /// Where requests are counted and what `/metrics` exports. Default: ``OriginMetrics/shared``,
     /// the process's registry; tests pass their own.
     public var metrics: OriginMetrics
+    /// The TLS listener; `nil` serves plain HTTP only.
+    public var tls: TLSListenerConfiguration?
+    /// HTTP/2's limits (streams per connection, header list size, reset floods).
+    public var http2: HTTP2Limits
 
     public init(
         host: String = "127.0.0.1",
@@ -42,7 +47,9 @@ public struct OriginServerConfiguration: Sendable, Hashable {
         idleTimeout: Duration = .seconds(60),
         maxIngestBodyBytes: Int64 = 64 * 1024 * 1024,
         shutdownGracePeriod: Duration = .seconds(30),
-        metrics: OriginMetrics = .shared
+        metrics: OriginMetrics = .shared,
+        tls: TLSListenerConfiguration? = nil,
+        http2: HTTP2Limits = HTTP2Limits()
     ) {
         self.host = host
         self.port = port
@@ -54,6 +61,8 @@ public struct OriginServerConfiguration: Sendable, Hashable {
         self.maxIngestBodyBytes = maxIngestBodyBytes
         self.shutdownGracePeriod = shutdownGracePeriod
         self.metrics = metrics
+        self.tls = tls
+        self.http2 = http2
     }
 }
 
