@@ -40,6 +40,9 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         /// `server.access_log` (`stdout`, `off` or a file path; default `stdout`): where the access
         /// log goes. A file is reopened on SIGUSR1 (logrotate) and on a reload that names another.
         public var accessLog: AccessLog = .standardOutput
+        /// `server.tls` (mapping, optional): the TLS listener (HTTP/1.1 and HTTP/2 by ALPN) and its
+        /// certificate. `nil`: plain HTTP only.
+        public var tls: ServerTLS?
 
         /// Where the access log goes (`server.access_log`).
         public enum AccessLog: Sendable, Hashable {
@@ -270,24 +273,20 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
 
     private static func parseServer(_ node: Node, reader: inout YAMLReader, baseDirectory: String) -> Server {
         var server = Server()
+        var tlsNode: Node?
         for (key, value, _) in reader.mapping(node, "server", allowed: [
             "listen", "public", "cors", "threads", "state", "slate", "ads", "session_key_env", "admin_token_env",
-            "key_secret_env", "access_log",
+            "key_secret_env", "access_log", "tls",
         ]) {
             let path = "server.\(key)"
             switch key {
             case "listen":
-                guard let text = reader.string(value, path) else { continue }
-                guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-                    (0...65535).contains(port), colon > text.startIndex
-                else {
-                    reader.fail(value, path, "must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080, got \"\(text)\"")
-                    continue
-                }
-                var host = String(text[..<colon])
-                if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-                server.host = host
-                server.port = port
+                guard let address = parseListenAddress(value, path, reader: &reader, example: ("127.0.0.1", 8080)) else { continue }
+                server.host = address.host
+                server.port = address.port
+            case "tls":
+                server.tls = parseTLS(value, path: path, reader: &reader, baseDirectory: baseDirectory)
+                tlsNode = value
             case "public":
                 if let text = reader.string(value, path) { server.publicDirectory = resolve(text, against: baseDirectory) }
             case "cors":
@@ -328,6 +327,11 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
             default:
                 break
             }
+        }
+        // Both listeners on one address: the second bind would fail at start, after the channels
+        // were set up; say so where the operator can fix it.
+        if let tls = server.tls, tls.port != 0, tls.port == server.port, tls.host == server.host {
+            reader.fail(tlsNode, "server.tls.listen", "must differ from server.listen (\(tls.host):\(tls.port)): one port cannot serve both")
         }
         return server
     }

@@ -80,8 +80,26 @@ public struct ReloadPlan: Sendable, Hashable {
         if server.0.adminTokenEnvironmentVariable != server.1.adminTokenEnvironmentVariable {
             plan.needsRestart.append("server.admin_token_env")
         }
+        plan.needsRestart += tlsChanges(from: server.0.tls, to: server.1.tls)
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
         return plan
+    }
+
+    /// The `server.tls` keys whose change waits for the next start. The listener's socket is bound
+    /// once, so adding, removing or moving it does. The certificate and key files are re-read on
+    /// every reload, but the running listener reads the paths it started with
+    /// (`TLSCertificates` has no way to switch them yet), so naming other files does too.
+    static func tlsChanges(from old: ServerTLS?, to new: ServerTLS?) -> [String] {
+        switch (old, new) {
+        case (nil, nil): return []
+        case (nil, _?), (_?, nil): return ["server.tls"]
+        case (let old?, let new?):
+            var keys: [String] = []
+            if old.host != new.host || old.port != new.port { keys.append("server.tls.listen") }
+            if old.certificatePath != new.certificatePath { keys.append("server.tls.certificate") }
+            if old.keyPath != new.keyPath { keys.append("server.tls.key") }
+            return keys
+        }
     }
 
     /// Whether the plan changes any channel.

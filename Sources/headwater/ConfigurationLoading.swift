@@ -1,5 +1,6 @@
 import Foundation
 import HeadwaterConfiguration
+import HeadwaterHTTP
 import HeadwaterLiveWindow
 import HeadwaterSources
 import HeadwaterStitching
@@ -54,8 +55,17 @@ enum ConfigurationLoading {
         """
 
     /// Loads and validates the configuration and every channel's source (a loop package that does
-    /// not load is a configuration error too: the server cannot start with it).
+    /// not load is a configuration error too: the server cannot start with it), and checks the TLS
+    /// certificate and key (what a reload and `check-config` need; `serve` keeps them from
+    /// ``loadWithCertificates(path:)``).
     static func load(path: String?) throws(ConfigurationError) -> ChannelSupervisor.Loaded {
+        try loadWithCertificates(path: path).loaded
+    }
+
+    /// ``load(path:)`` and the certificates `server.tls` names, read once (`nil` without `server.tls`).
+    static func loadWithCertificates(
+        path: String?
+    ) throws(ConfigurationError) -> (loaded: ChannelSupervisor.Loaded, certificates: TLSCertificates?) {
         let file: String
         let text: String
         let base: String
@@ -99,11 +109,19 @@ enum ConfigurationLoading {
             }
         }
         let ads = loadAds(configuration, packages: packages, file: file, problems: &problems)
+        var certificates: TLSCertificates?
+        if let tls = configuration.server.tls {
+            do throws(ConfigurationError) {
+                certificates = try TLSWiring.certificates(tls, file: file)
+            } catch {
+                problems += error.problems
+            }
+        }
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
         var loaded = ChannelSupervisor.Loaded(
             configuration: configuration, packages: packages, slate: slate, file: file, ads: ads?.ruleSet)
         loaded.adKeyFrames = ads?.keyFrames ?? [:]
-        return loaded
+        return (loaded, certificates)
     }
 
     /// The ad configuration (`server.ads`, or the embedded demo's), checked against the ladder and

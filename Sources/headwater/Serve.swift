@@ -22,6 +22,8 @@ struct Serve: AsyncParsableCommand {
 
     @Option(name: .long, help: "Configuration file.") var config: String?
     @Option(name: .long, help: "Listen address HOST:PORT, overriding server.listen.") var listen: String?
+    @Option(name: .long, help: "TLS listen address HOST:PORT, overriding server.tls.listen (needs server.tls).")
+    var tlsListen: String?
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
 
     func run() async throws {
@@ -45,8 +47,9 @@ struct Serve: AsyncParsableCommand {
         let reopenSignals = await UnixSignalsSequence(trapping: .sigusr1)  // before anything can send it
 
         let loaded: ChannelSupervisor.Loaded
+        let certificates: TLSCertificates?
         do {
-            loaded = try ConfigurationLoading.load(path: config)
+            (loaded, certificates) = try ConfigurationLoading.loadWithCertificates(path: config)
         } catch {
             ConfigurationLoading.exit(with: error)
         }
@@ -58,16 +61,14 @@ struct Serve: AsyncParsableCommand {
                 .init(file: loaded.file, line: nil, keyPath: "server.access_log", message: "\(error)")
             ]))
         }
-        var host = configuration.server.host
-        var port = configuration.server.port
-        if let listen {
-            guard let colon = listen.lastIndex(of: ":"), let value = Int(listen[listen.index(after: colon)...]),
-                (0...65535).contains(value)
-            else {
-                throw ValidationError("--listen must be HOST:PORT, got \"\(listen)\"")
-            }
-            host = String(listen[..<colon]).trimmingCharacters(in: ["[", "]"])
-            port = value
+        var (host, port) = (configuration.server.host, configuration.server.port)
+        if let listen { (host, port) = try ListenAddress.parse(listen, option: "--listen") }
+        let tls: TLSListenerConfiguration?
+        do {
+            tls = try TLSWiring.listener(
+                configuration.server.tls, certificates: certificates, override: tlsListen, file: loaded.file)
+        } catch let error as ConfigurationError {
+            ConfigurationLoading.exit(with: error)
         }
 
         // Encrypted channels' secrets: read once, before any channel starts (exit 78 when missing).
@@ -131,6 +132,7 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.publicDirectory = configuration.server.publicDirectory
         serverConfiguration.cors = configuration.server.cors
         serverConfiguration.eventLoopThreads = configuration.server.threads ?? OriginServerConfiguration.availableCPUs()
+        serverConfiguration.tls = tls
         let server = OriginServer(
             configuration: serverConfiguration, content: registry, ingest: PushIngestSink(push), logger: logger,
             accessLogger: Logger(label: OriginServer.accessLogLabel), clock: clock,
@@ -138,7 +140,8 @@ struct Serve: AsyncParsableCommand {
 
         let notifier = SystemdNotifier()
         let services: [any Service] = [
-            push, supervisor, server, beacons, ReloadOnHangup(supervisor: supervisor, notifier: notifier, logger: logger),
+            push, supervisor, server, beacons,
+            ReloadOnHangup(supervisor: supervisor, certificates: certificates, notifier: notifier, logger: logger),
             SystemdReadiness(server: server, notifier: notifier, logger: logger),
             ReopenAccessLog(signals: reopenSignals, output: accessLog, logger: logger),
         ]
@@ -146,7 +149,9 @@ struct Serve: AsyncParsableCommand {
             configuration: .init(
                 services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
-        logger.info("listening", metadata: ["address": "http://\(host):\(port)", "channels": "\(configuration.channels.map(\.name))"])
+        var listening: Logger.Metadata = ["address": "http://\(host):\(port)", "channels": "\(configuration.channels.map(\.name))"]
+        if let tls { listening["address.tls"] = "https://\(tls.host):\(tls.port)" }
+        logger.info("listening", metadata: listening)
         do {
             try await group.run()
         } catch {
@@ -158,9 +163,13 @@ struct Serve: AsyncParsableCommand {
 }
 
 /// Turns SIGHUP (`systemctl reload`) into a configuration reload, telling systemd when it starts
-/// and ends (`RELOADING=1` … `READY=1`), so `systemctl reload` returns once it is applied.
+/// and ends (`RELOADING=1` … `READY=1`), so `systemctl reload` returns once it is applied. An
+/// applied reload also re-reads the TLS certificate and key (a renewal replaces the files and
+/// reloads), as long as the configuration still has `server.tls`.
 struct ReloadOnHangup: Service {
     let supervisor: ChannelSupervisor
+    /// The TLS listener's certificates, `nil` without one.
+    let certificates: TLSCertificates?
     let notifier: SystemdNotifier
     let logger: Logger
 
@@ -169,7 +178,10 @@ struct ReloadOnHangup: Service {
         await cancelWhenGracefulShutdown {
             for await _ in hangups {
                 notify { try notifier.reloading(status: "reloading configuration") }
-                let applied = await supervisor.reload()
+                var applied = await supervisor.reload()
+                if applied, let certificates, await supervisor.loaded.configuration.server.tls != nil {
+                    applied = TLSWiring.reload(certificates, logger: logger)
+                }
                 notify { try notifier.reloaded(status: applied ? "serving; configuration reloaded" : "serving; reload rejected, see the log") }
             }
         }
