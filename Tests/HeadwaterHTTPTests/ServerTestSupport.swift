@@ -424,6 +424,35 @@ func withServer<T: Sendable>(
     }
 }
 
+/// Runs an `OriginServer` like ``withServer(content:ingest:configure:logger:accessLogger:clock:_:)``,
+/// passing `body` the plain port and what `serverReady` returns once the plain listener is up (the
+/// TLS port, from ``OriginServer/waitUntilTLSListening()``).
+func withServer<T: Sendable>(
+    content: any OriginContent = Fixture.content(),
+    configure: (inout OriginServerConfiguration) -> Void = { _ in },
+    accessLogger: Logger? = nil,
+    serverReady: @Sendable (OriginServer) async throws -> Int,
+    _ body: @Sendable (_ port: Int, _ other: Int) async throws -> T
+) async throws -> T {
+    var configuration = OriginServerConfiguration(port: 0)
+    configuration.metrics = OriginMetrics()  // never the process's shared registry
+    configure(&configuration)
+    let server = OriginServer(
+        configuration: configuration, content: content, ingest: nil, logger: quietLogger, accessLogger: accessLogger)
+    return try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask {
+            try await server.run()
+            return nil
+        }
+        let port = try #require(try await server.waitUntilListening().port)
+        let other = try await serverReady(server)
+        let result = try await body(port, other)
+        group.cancelAll()
+        try await group.waitForAll()
+        return result
+    }
+}
+
 /// A raw TCP client, for what AsyncHTTPClient will not do: half-sent bodies, slow reading,
 /// several requests on one connection on purpose.
 struct RawClient {

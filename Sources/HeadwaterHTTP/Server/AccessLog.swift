@@ -319,3 +319,51 @@ struct AccessLogEntry {
         }
     }
 }
+
+extension AccessLogEntry {
+    /// The one entry builder, for every framing (fast HTTP/1, NIO's HTTP/1, HTTP/2): the request's
+    /// own facts from `request`, the answer's from the arguments.
+    /// - Parameters:
+    ///   - route: the route template (`http.route`), `nil` if the target did not parse (logged as
+    ///     `invalid`, its metadata path the target's first 256 characters, quoted).
+    ///   - bytes: body bytes sent (0 for `HEAD` and bodiless statuses).
+    init(
+        request: OriginRequest, route: String?, client: String, receivedAt: Int64, started: NIODeadline,
+        status: HTTPResponseStatus, bytes: Int64, cacheStatus: CacheStatus, contentEncoding: String?,
+        uncompressedLength: Int64?
+    ) {
+        let target = request.target
+        self.init(
+            client: client,
+            receivedAt: receivedAt,
+            method: request.method,
+            uri: target,
+            version: request.version,
+            route: route ?? "invalid",
+            // Never the query: a stitched playlist's carries the viewer's signed session token.
+            path: route == nil ? String(target.prefix(256)).debugDescription : String(target.prefix { $0 != "?" }),
+            status: status,
+            bytes: bytes,
+            referer: request.fields.referer,
+            userAgent: request.fields.userAgent,
+            sessionID: request.fields.playbackSessionID.map { String($0.prefix(128)) },
+            cacheStatus: status == .notModified ? .revalidated : cacheStatus,
+            contentEncoding: contentEncoding,
+            uncompressedLength: uncompressedLength,
+            started: started
+        )
+    }
+
+    /// ``init(request:route:client:receivedAt:started:status:bytes:cacheStatus:contentEncoding:uncompressedLength:)``
+    /// with the answer's facts taken from `response`.
+    init(
+        request: OriginRequest, route: String?, client: String, receivedAt: Int64, started: NIODeadline,
+        response: OriginResponse, bytes: Int64
+    ) {
+        self.init(
+            request: request, route: route, client: client, receivedAt: receivedAt, started: started,
+            status: response.status, bytes: bytes, cacheStatus: response.cacheStatus,
+            contentEncoding: response.headers.first(name: "content-encoding"),
+            uncompressedLength: response.uncompressedLength)
+    }
+}

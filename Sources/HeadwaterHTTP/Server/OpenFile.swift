@@ -109,7 +109,14 @@ struct OpenFile {
     /// so their head and body leave together anyway. A short or failed read (the file shrank since
     /// `fstat`) appends what there was and leaves the rest to `sendfile`.
     func readSmallBody(offset: Int64, count: Int64, appendingTo buffer: inout ByteBuffer) -> Int64 {
-        guard count > 0, count <= Self.smallBodyLimit else { return 0 }
+        guard count <= Self.smallBodyLimit else { return 0 }
+        return read(offset: offset, count: count, appendingTo: &buffer)
+    }
+
+    /// Appends up to `count` bytes from `offset` to `buffer` (`pread(2)`: the page cache, as for
+    /// `sendfile`) and returns how many it appended; 0 at the end of the file or on an error.
+    func read(offset: Int64, count: Int64, appendingTo buffer: inout ByteBuffer) -> Int64 {
+        guard count > 0 else { return 0 }
         let wanted = Int(count)
         let read = (try? handle.withUnsafeFileDescriptor { fd in
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { bytes in

@@ -59,15 +59,18 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var lingerTimer: Scheduled<Void>?
     /// Counts the responses this handler finished, for the connection's ``OriginFastPath``.
     private let progress: FullPathProgress
+    /// `sendfile` on plain HTTP/1.1; pieces through memory under TLS and on HTTP/2 streams.
+    private let fileBodies: FileBodySending
 
     init(
         environment: Environment, dates: NIOLoopBoundBox<ResponseDates>, accessLines: AccessLogLines,
-        progress: FullPathProgress = FullPathProgress()
+        progress: FullPathProgress = FullPathProgress(), fileBodies: FileBodySending = .sendfile
     ) {
         self.environment = environment
         self.dates = dates
         self.accessLines = accessLines
         self.progress = progress
+        self.fileBodies = fileBodies
     }
 
     // MARK: - Inbound
@@ -87,10 +90,11 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard case .idle = state else { return }  // .closing: drop whatever follows
         let exchange = Exchange(
             head: head,
+            request: OriginRequest(head),
             route: Route.parse(head.uri),
             started: .now(),
             receivedAt: environment.now(),
-            client: context.remoteAddress?.ipAddress ?? "-",
+            client: context.channel.remoteAddress?.ipAddress ?? "-",
             keepAlive: head.isKeepAlive
         )
         if case .success(.ingest(let channel, let path)) = exchange.route, environment.ingest != nil,
@@ -159,9 +163,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .failure(let error):
             return .refused(error, cachePolicy: CachePolicy(.error(targetDuration: nil)))
         case .success(let route):
-            var method = exchange.head.method
-            if method == .HEAD { method = .GET }
-            return environment.responder.respond(method: method, route: route, headers: exchange.head.headers)
+            return environment.responder.respond(to: exchange.request, route: route)
         }
     }
 
@@ -201,7 +203,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 channel: channel,
                 path: path,
                 method: method,
-                authorization: headers.first(name: "authorization"),
+                authorization: exchange.request.fields.authorization,
                 contentLength: method == .delete ? (contentLength ?? 0) : contentLength
             )
         } catch {
@@ -267,7 +269,11 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
         let head = HTTPResponseHead(version: .http1_1, status: response.status, headers: headers)
         let log = AccessLogEntry(
-            exchange: exchange,
+            request: exchange.request,
+            route: try? exchange.route.get().template,
+            client: exchange.client,
+            receivedAt: exchange.receivedAt,
+            started: exchange.started,
             response: response,
             bytes: exchange.head.method == .HEAD || !response.status.mayHaveResponseBody ? 0 : bodyLength
         )
@@ -292,11 +298,22 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                     context: context)
                 return
             }
-            let corked = count > Self.corkedBodyThreshold
-            if corked { Self.cork(true, context: context) }
-            let region = FileRegion(
-                fileHandle: file.handle, readerIndex: Int(offset + prefix), endIndex: Int(offset + count))
-            context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region)))).assumeIsolated().whenComplete { result in
+            let sent: EventLoopFuture<Void>
+            let corked = fileBodies == .sendfile && count > Self.corkedBodyThreshold
+            switch fileBodies {
+            case .sendfile:
+                if corked { Self.cork(true, context: context) }
+                let region = FileRegion(
+                    fileHandle: file.handle, readerIndex: Int(offset + prefix), endIndex: Int(offset + count))
+                sent = context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region))))
+            case .pieces:
+                let promise = context.eventLoop.makePromise(of: Void.self)
+                FileBodyPieces.send(
+                    file, offset: offset + prefix, count: count - prefix, context: context,
+                    wrap: { self.wrapOutboundOut(.body(.byteBuffer($0))) }, done: promise)
+                sent = promise.futureResult
+            }
+            sent.assumeIsolated().whenComplete { result in
                 file.close()
                 if corked { Self.cork(false, context: context) }
                 switch result {
@@ -524,6 +541,8 @@ extension OriginHTTPHandler: Sendable {}
 /// One request, from its head to its access-log line.
 private struct Exchange {
     let head: HTTPRequestHead
+    /// What the responder and the access log read of `head`.
+    let request: OriginRequest
     let route: Result<Route, Refusal>
     let started: NIODeadline
     /// Unix seconds.
@@ -531,40 +550,4 @@ private struct Exchange {
     /// The peer's IP address, `-` if unknown.
     let client: String
     let keepAlive: Bool
-}
-
-extension AccessLogEntry {
-    /// The fields of the line, captured when the response head is written.
-    fileprivate init(exchange: Exchange, response: OriginResponse, bytes: Int64) {
-        let head = exchange.head
-        let route: String
-        let path: String
-        switch exchange.route {
-        case .success(let parsed):
-            route = parsed.template
-            path = String(head.uri.prefix { $0 != "?" })
-        case .failure:
-            route = "invalid"
-            path = String(head.uri.prefix(256)).debugDescription
-        }
-        let encoding = response.headers.first(name: "content-encoding")
-        self.init(
-            client: exchange.client,
-            receivedAt: exchange.receivedAt,
-            method: head.method,
-            uri: head.uri,
-            version: head.version,
-            route: route,
-            path: path,
-            status: response.status,
-            bytes: bytes,
-            referer: head.headers.first(name: "referer"),
-            userAgent: head.headers.first(name: "user-agent"),
-            sessionID: head.headers.first(name: "x-playback-session-id").map { String($0.prefix(128)) },
-            cacheStatus: response.status == .notModified ? .revalidated : response.cacheStatus,
-            contentEncoding: encoding,
-            uncompressedLength: response.uncompressedLength,
-            started: exchange.started
-        )
-    }
 }

@@ -7,29 +7,28 @@ import NIOHTTP1
 /// `/ssai/…` and `/admin/…`: per-viewer playlists, rendered per request and never shared by a cache
 /// (`private, no-store`), and "cue now".
 extension OriginResponder {
-    func sessionPlaylist(channel: String, query: [RequestTarget.QueryItem], headers: HTTPHeaders) -> OriginResponse {
+    func sessionPlaylist(channel: String, query: [RequestTarget.QueryItem], request: OriginRequest) -> OriginResponse {
         guard let adInsertion else { return adsDisabled() }
         let result = adInsertion.startSession(
-            channel: channel, query: query.map { ($0.name, $0.value) }, headers: headers.map { ($0.name, $0.value) },
-            now: clock.now() / 1000)
-        return personalized(result, headers: headers)
+            channel: channel, query: query.map { ($0.name, $0.value) }, headers: request.allFields, now: clock.now() / 1000)
+        return personalized(result, fields: request.fields)
     }
 
     func stitchedPlaylist(
-        channel: String, rendition: String, session: String?, iFrames: Bool = false, headers: HTTPHeaders
+        channel: String, rendition: String, session: String?, iFrames: Bool = false, fields: OriginRequest.Fields
     ) -> OriginResponse {
         guard let adInsertion else { return adsDisabled() }
         let result = adInsertion.stitchedPlaylist(
             channel: channel, rendition: rendition, token: session, iFrames: iFrames, now: clock.now() / 1000)
         metrics.stitchedPlaylist(outcome: Self.outcome(result))
-        return personalized(result, headers: headers)
+        return personalized(result, fields: fields)
     }
 
     /// `POST /admin/channels/{channel}/breaks?duration=30` with `Authorization: Bearer <admin token>`:
     /// 202 with the break's id; it starts at the channel's next segment.
-    func adminBreak(channel: String, duration: String?, headers: HTTPHeaders) -> OriginResponse {
+    func adminBreak(channel: String, duration: String?, fields: OriginRequest.Fields) -> OriginResponse {
         guard let adInsertion else { return adsDisabled() }
-        switch adInsertion.requestBreak(channel: channel, duration: duration, authorization: headers.first(name: "authorization")) {
+        switch adInsertion.requestBreak(channel: channel, duration: duration, authorization: fields.authorization) {
         case .success(let id):
             var extra = HTTPHeaders()
             extra.add(name: "Content-Type", value: ContentType.json.value)
@@ -42,14 +41,16 @@ extension OriginResponder {
         }
     }
 
-    private func personalized(_ result: Result<AdInsertion.Playlist, AdInsertion.Refusal>, headers: HTTPHeaders) -> OriginResponse {
+    private func personalized(
+        _ result: Result<AdInsertion.Playlist, AdInsertion.Refusal>, fields: OriginRequest.Fields
+    ) -> OriginResponse {
         switch result {
         case .success(let playlist):
             var response = OriginResponse(status: .ok, cachePolicy: CachePolicy(.personalizedPlaylist))
             response.headers.add(name: "Content-Type", value: ContentType.playlist.value)
             response.headers.add(name: "Vary", value: "Accept-Encoding")
             response.uncompressedLength = Int64(playlist.count)
-            if AcceptEncoding.acceptsGzip(headers.joined("accept-encoding")), let gzip = playlist.gzipBody() {
+            if AcceptEncoding.acceptsGzip(fields.acceptEncoding), let gzip = playlist.gzipBody() {
                 response.headers.add(name: "Content-Encoding", value: "gzip")
                 response.body = .bytes(gzip)
             } else {

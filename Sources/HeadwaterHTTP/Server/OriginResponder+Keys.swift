@@ -13,8 +13,8 @@ import NIOHTTP1
 /// keys of segments that can be fetched now are served (404 for another index). Each answer is
 /// counted by outcome; neither the key nor the token is ever logged or counted.
 extension OriginResponder {
-    func key(channel: String, index text: String, session: String?, token: String?, headers: HTTPHeaders) -> OriginResponse {
-        let response = keyResponse(channel: channel, index: text, session: session, token: token, headers: headers)
+    func key(channel: String, index text: String, session: String?, token: String?, fields: OriginRequest.Fields) -> OriginResponse {
+        let response = keyResponse(channel: channel, index: text, session: session, token: token, fields: fields)
         let known = content.snapshot(of: channel) != nil
         let outcome =
             switch response.status {
@@ -27,13 +27,13 @@ extension OriginResponder {
     }
 
     private func keyResponse(
-        channel: String, index text: String, session: String?, token: String?, headers: HTTPHeaders
+        channel: String, index text: String, session: String?, token: String?, fields: OriginRequest.Fields
     ) -> OriginResponse {
         let notFound = CachePolicy(.personalizedPlaylist)
         guard let snapshot = content.snapshot(of: channel), let keying = snapshot.keying else {
             return .refused(Refusal(.notFound, "no encrypted channel \(quoted(channel))"), cachePolicy: notFound)
         }
-        if let refusal = entitlementRefusal(keying, session: session, token: token, headers: headers) {
+        if let refusal = entitlementRefusal(keying, session: session, token: token, fields: fields) {
             return .refused(refusal, cachePolicy: notFound)
         }
         guard let index = UInt64(text), String(index) == text else {
@@ -50,7 +50,7 @@ extension OriginResponder {
 
     /// Why the request may not have a key of `keying`'s channel, or `nil` when it may.
     private func entitlementRefusal(
-        _ keying: ChannelKeying, session: String?, token: String?, headers: HTTPHeaders
+        _ keying: ChannelKeying, session: String?, token: String?, fields: OriginRequest.Fields
     ) -> Refusal? {
         if let session {
             guard let adInsertion else { return Refusal(.forbidden, "sessions are not enabled on this server") }
@@ -60,7 +60,7 @@ extension OriginResponder {
         case .open:
             return nil
         case .token(let signer):
-            let presented = token ?? headers.first(name: "authorization").flatMap(BearerToken.bearerToken).map {
+            let presented = token ?? fields.authorization.flatMap(BearerToken.bearerToken).map {
                 String(decoding: $0, as: UTF8.self)
             }
             do throws(Refusal) {

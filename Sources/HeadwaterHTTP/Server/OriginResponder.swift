@@ -22,9 +22,12 @@ struct OriginResponder {
     /// Sessions, stitched playlists and "cue now"; `nil` when no ad configuration is loaded.
     var adInsertion: AdInsertion? = nil
 
-    /// The response to `method` on `route` (pass `GET` for `HEAD`; the handler drops the body).
-    /// A method the route does not take gets 405 with `Allow`; `OPTIONS` gets 204 (and CORS).
-    func respond(method: HTTPMethod, route: Route, headers: HTTPHeaders) -> OriginResponse {
+    /// The response to `request` on `route` (its target, parsed). `HEAD` is answered as `GET` (the
+    /// handler drops the body). A method the route does not take gets 405 with `Allow`; `OPTIONS`
+    /// gets 204 (and CORS).
+    func respond(to request: OriginRequest, route: Route) -> OriginResponse {
+        let method = request.decidingMethod
+        let fields = request.fields
         if case .ingest = route, !ingestEnabled {
             return .refused(Refusal(.notFound, "ingest is not enabled on this server"),
                 cachePolicy: CachePolicy(.error(targetDuration: nil))
@@ -42,24 +45,24 @@ struct OriginResponder {
         }
         switch route {
         case .multivariantPlaylist(let channel):
-            return sharedPlaylist(channel: channel, .multivariant, headers: headers)
+            return sharedPlaylist(channel: channel, .multivariant, fields: fields)
         case .mediaPlaylist(let channel, let rendition):
-            return sharedPlaylist(channel: channel, .media(rendition: rendition), headers: headers)
+            return sharedPlaylist(channel: channel, .media(rendition: rendition), fields: fields)
         case .iFramePlaylist(let channel, let rendition):
-            return sharedPlaylist(channel: channel, .iFrames(rendition: rendition), headers: headers)
+            return sharedPlaylist(channel: channel, .iFrames(rendition: rendition), fields: fields)
         case .segment(let channel, let rendition, let name):
-            return segment(channel: channel, rendition: rendition, name: name, headers: headers)
+            return segment(channel: channel, rendition: rendition, name: name, fields: fields)
         case .sessionMultivariantPlaylist(let channel, let query):
-            return sessionPlaylist(channel: channel, query: query, headers: headers)
+            return sessionPlaylist(channel: channel, query: query, request: request)
         case .stitchedPlaylist(let channel, let rendition, let session):
-            return stitchedPlaylist(channel: channel, rendition: rendition, session: session, headers: headers)
+            return stitchedPlaylist(channel: channel, rendition: rendition, session: session, fields: fields)
         case .stitchedIFramePlaylist(let channel, let rendition, let session):
             return stitchedPlaylist(
-                channel: channel, rendition: rendition, session: session, iFrames: true, headers: headers)
+                channel: channel, rendition: rendition, session: session, iFrames: true, fields: fields)
         case .key(let channel, let index, let session, let token):
-            return key(channel: channel, index: index, session: session, token: token, headers: headers)
+            return key(channel: channel, index: index, session: session, token: token, fields: fields)
         case .adminBreaks(let channel, let duration):
-            return adminBreak(channel: channel, duration: duration, headers: headers)
+            return adminBreak(channel: channel, duration: duration, fields: fields)
         case .health:
             return health(readiness: false)
         case .readiness:
@@ -69,7 +72,7 @@ struct OriginResponder {
         case .status:
             return statusAPI.response(content: content)
         case .staticFile(let path):
-            return staticFile(path: path, headers: headers)
+            return staticFile(path: path, fields: fields)
         case .notFound, .ingest, .server:
             return .refused(Refusal(.notFound, "no such resource"), cachePolicy: CachePolicy(.error(targetDuration: nil)))
         }
@@ -101,9 +104,9 @@ struct OriginResponder {
         case iFrames(rendition: String)
     }
 
-    private func sharedPlaylist(channel: String, _ which: SharedPlaylist, headers: HTTPHeaders) -> OriginResponse {
+    private func sharedPlaylist(channel: String, _ which: SharedPlaylist, fields: OriginRequest.Fields) -> OriginResponse {
         switch sharedPlaylist(channel: channel, which) {
-        case .success(let (playlist, cachePolicy)): serve(playlist, cachePolicy: cachePolicy, headers: headers)
+        case .success(let (playlist, cachePolicy)): serve(playlist, cachePolicy: cachePolicy, fields: fields)
         case .failure(let refusal): refusal.response
         }
     }
@@ -155,14 +158,14 @@ struct OriginResponder {
 
     /// One version of a playlist: gzip when accepted (HLS-RULES G3), each representation with its
     /// own strong ETag, `Vary: Accept-Encoding` on both so a CDN keeps them apart.
-    func serve(_ playlist: RenderedPlaylist, cachePolicy: CachePolicy, headers: HTTPHeaders) -> OriginResponse {
-        let gzip = AcceptEncoding.acceptsGzip(headers.joined("accept-encoding"))
+    func serve(_ playlist: RenderedPlaylist, cachePolicy: CachePolicy, fields: OriginRequest.Fields) -> OriginResponse {
+        let gzip = AcceptEncoding.acceptsGzip(fields.acceptEncoding)
         let entityTag = gzip ? playlist.gzipEntityTag : playlist.entityTag
         var response = OriginResponse(status: .ok, cachePolicy: cachePolicy, lastModified: playlist.lastModified)
         response.headers.add(name: "Content-Type", value: ContentType.playlist.value)
         response.headers.add(name: "Vary", value: "Accept-Encoding")
         response.headers.add(name: "ETag", value: entityTag)
-        switch Self.preconditions(headers, entityTag: entityTag, lastModified: playlist.lastModified) {
+        switch Self.preconditions(fields, entityTag: entityTag, lastModified: playlist.lastModified) {
         case .notModified:
             response.status = .notModified
             response.headers.remove(name: "Content-Type")  // 304 carries validators and caching fields only
@@ -184,7 +187,7 @@ struct OriginResponder {
 
     // MARK: - Segments
 
-    private func segment(channel: String, rendition: String, name: String, headers: HTTPHeaders) -> OriginResponse {
+    private func segment(channel: String, rendition: String, name: String, fields: OriginRequest.Fields) -> OriginResponse {
         guard let snapshot = content.snapshot(of: channel) else { return noChannel(channel) }
         guard let files = snapshot.segments[rendition] else {
             if snapshot.mediaPlaylists[rendition] == nil { return noRendition(rendition, of: snapshot) }
@@ -199,7 +202,7 @@ struct OriginResponder {
                 lastModified: file.lastModified
             )
             response.headers.add(name: "Content-Type", value: file.contentType)
-            return serve(opened, length: file.length, entityTag: file.entityTag, response, headers: headers)
+            return serve(opened, length: file.length, entityTag: file.entityTag, response, fields: fields)
         case .success(let opened):
             opened.close()
             logger.warning(
@@ -225,7 +228,7 @@ struct OriginResponder {
 
     // MARK: - Static files
 
-    private func staticFile(path: [String], headers: HTTPHeaders) -> OriginResponse {
+    private func staticFile(path: [String], fields: OriginRequest.Fields) -> OriginResponse {
         // Made only when needed: building an error response on every hit cost ~3% of a range request.
         var notFound: OriginResponse {
             OriginResponse.refused(Refusal(.notFound, "no such file"), cachePolicy: CachePolicy(.error(targetDuration: nil)))
@@ -244,7 +247,7 @@ struct OriginResponder {
                 lastModified: opened.modified
             )
             response.headers.add(name: "Content-Type", value: ContentType.forPath(relative).value)
-            return serve(opened, length: opened.size, entityTag: entityTag, response, headers: headers)
+            return serve(opened, length: opened.size, entityTag: entityTag, response, fields: fields)
         case .failure(.notFound), .failure(.notRegularFile):
             return notFound
         case .failure(.failed(let code)):
@@ -265,12 +268,12 @@ struct OriginResponder {
         length: Int64,
         entityTag: String,
         _ response: OriginResponse,
-        headers: HTTPHeaders
+        fields: OriginRequest.Fields
     ) -> OriginResponse {
         var response = response
         response.headers.add(name: "Accept-Ranges", value: "bytes")
         response.headers.add(name: "ETag", value: entityTag)
-        switch Self.preconditions(headers, entityTag: entityTag, lastModified: response.lastModified) {
+        switch Self.preconditions(fields, entityTag: entityTag, lastModified: response.lastModified) {
         case .notModified:
             file.close()
             response.status = .notModified
@@ -283,8 +286,8 @@ struct OriginResponder {
             break
         }
         let range = ByteRangeRequest.evaluate(
-            range: headers.first(name: "range"),
-            ifRange: headers.first(name: "if-range"),
+            range: fields.range,
+            ifRange: fields.ifRange,
             length: length,
             entityTag: entityTag,
             lastModifiedSeconds: response.lastModified
@@ -311,13 +314,13 @@ struct OriginResponder {
         return response
     }
 
-    static func preconditions(_ headers: HTTPHeaders, entityTag: String, lastModified: Int64?) -> ConditionalOutcome {
+    static func preconditions(_ fields: OriginRequest.Fields, entityTag: String, lastModified: Int64?) -> ConditionalOutcome {
         ConditionalRequest.evaluate(
             method: .getOrHead,
-            ifMatch: headers.joined("if-match"),
-            ifNoneMatch: headers.joined("if-none-match"),
-            ifModifiedSince: headers.first(name: "if-modified-since"),
-            ifUnmodifiedSince: headers.first(name: "if-unmodified-since"),
+            ifMatch: fields.ifMatch,
+            ifNoneMatch: fields.ifNoneMatch,
+            ifModifiedSince: fields.ifModifiedSince,
+            ifUnmodifiedSince: fields.ifUnmodifiedSince,
             entityTag: entityTag,
             lastModifiedSeconds: lastModified
         )

@@ -45,7 +45,8 @@ public final class OriginServer: Service {
     private let clock: any WallClock
     /// Sessions, stitched playlists and "cue now" (`/ssai/…`, `/admin/…`); `nil` without ads.
     private let adInsertion: AdInsertion?
-    private let listening = Mutex(Listening.pending([]))
+    /// The plain listener's state, then the TLS listener's.
+    private let listening = Mutex([Listening.pending([]), Listening.pending([])])
 
     /// The label the executable gives the access logger, so operators can route access lines
     /// apart from the rest of the log.
@@ -77,8 +78,8 @@ public final class OriginServer: Service {
 
     /// The bound address while ``run()`` is listening, else `nil`.
     public var localAddress: SocketAddress? {
-        listening.withLock { state in
-            if case .listening(let address) = state { return address }
+        listening.withLock { states in
+            if case .listening(let address) = states[0] { return address }
             return nil
         }
     }
@@ -86,12 +87,23 @@ public final class OriginServer: Service {
     /// Waits until ``run()`` has bound its socket and returns the address (with the real port when
     /// ``OriginServerConfiguration/port`` is 0). Throws if binding failed or the server stopped.
     public func waitUntilListening() async throws -> SocketAddress {
+        try await waitUntilListening(tls: false)
+    }
+
+    /// Like ``waitUntilListening()``, for the TLS listener (``OriginServerConfiguration/tls``);
+    /// throws if there is none.
+    public func waitUntilTLSListening() async throws -> SocketAddress {
+        try await waitUntilListening(tls: true)
+    }
+
+    private func waitUntilListening(tls: Bool) async throws -> SocketAddress {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SocketAddress, any Error>) in
-            let result: Result<SocketAddress, any Error>? = listening.withLock { state in
-                switch state {
+            let result: Result<SocketAddress, any Error>? = listening.withLock { states in
+                let index = tls ? 1 : 0
+                switch states[index] {
                 case .pending(var waiters):
                     waiters.append(continuation)
-                    state = .pending(waiters)
+                    states[index] = .pending(waiters)
                     return nil
                 case .listening(let address):
                     return .success(address)
@@ -103,13 +115,14 @@ public final class OriginServer: Service {
         }
     }
 
-    private func setListening(_ result: Result<SocketAddress, any Error>) {
-        let waiters = listening.withLock { state -> [CheckedContinuation<SocketAddress, any Error>] in
+    private func setListening(_ result: Result<SocketAddress, any Error>, tls: Bool = false) {
+        let waiters = listening.withLock { states -> [CheckedContinuation<SocketAddress, any Error>] in
+            let index = tls ? 1 : 0
             var waiters: [CheckedContinuation<SocketAddress, any Error>] = []
-            if case .pending(let pending) = state { waiters = pending }
+            if case .pending(let pending) = states[index] { waiters = pending }
             switch result {
-            case .success(let address): state = .listening(address)
-            case .failure(let error): state = .stopped(error)
+            case .success(let address): states[index] = .listening(address)
+            case .failure(let error): states[index] = .stopped(error)
             }
             return waiters
         }
@@ -128,42 +141,61 @@ public final class OriginServer: Service {
         }
 
         let connections = ConnectionTracker(metrics: configuration.metrics)
-        let serverChannel: any Channel
+        let handlers = ConnectionHandlers(server: self, group: group)
+        var serverChannels: [any Channel] = []
         do {
-            serverChannel = try await bootstrap(group: group, connections: connections)
+            let plain = try await bootstrap(group: group, connections: connections, handlers: handlers, tls: nil)
                 .bind(host: configuration.host, port: configuration.port).get()
+            serverChannels.append(plain)
+            if let tls = configuration.tls {
+                serverChannels.append(
+                    try await bootstrap(group: group, connections: connections, handlers: handlers, tls: tls.certificates)
+                        .bind(host: tls.host, port: tls.port).get())
+            }
         } catch {
+            for channel in serverChannels { try? await channel.close() }
             setListening(.failure(error))
+            setListening(.failure(error), tls: true)
             if ownsGroup { try? await group.shutdownGracefully() }
             throw error
         }
-        guard let address = serverChannel.localAddress else {
-            preconditionFailure("a bound server channel has a local address")
+        let eventLoops = group.makeIterator().reduce(0) { count, _ in count + 1 }
+        for (index, channel) in serverChannels.enumerated() {
+            guard let address = channel.localAddress else {
+                preconditionFailure("a bound server channel has a local address")
+            }
+            let isTLS = index == 1
+            setListening(.success(address), tls: isTLS)
+            logger.info(
+                isTLS ? "listening (TLS: HTTP/1.1 and h2)" : "listening (HTTP/1.1 and h2c)",
+                metadata: [
+                    "server.address": "\(isTLS ? configuration.tls?.host ?? "" : configuration.host)",
+                    "server.port": "\(address.port ?? 0)",
+                    "server.event_loops": "\(eventLoops)",
+                ]
+            )
         }
-        setListening(.success(address))
-        logger.info(
-            "listening",
-            metadata: [
-                "server.address": "\(configuration.host)", "server.port": "\(address.port ?? 0)",
-                "server.event_loops": "\(group.makeIterator().reduce(0) { count, _ in count + 1 })",
-            ]
-        )
+        if configuration.tls == nil {
+            setListening(.failure(NotListening(description: "no TLS listener is configured")), tls: true)
+        }
+        let listeners = serverChannels
 
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
-                try? await serverChannel.closeFuture.get()
+                for channel in listeners { try? await channel.closeFuture.get() }
                 await drain(connections)
             } onGracefulShutdown: { [logger] in
                 logger.info("shutting down: no new connections; finishing requests in flight")
-                serverChannel.close(promise: nil)
+                for channel in listeners { channel.close(promise: nil) }
                 connections.quiesceAll()
             }
         } onCancel: {
-            serverChannel.close(promise: nil)
+            for channel in listeners { channel.close(promise: nil) }
             connections.closeAll()
         }
 
         setListening(.failure(NotListening(description: "the server has stopped")))
+        setListening(.failure(NotListening(description: "the server has stopped")), tls: true)
         if ownsGroup { try? await group.shutdownGracefully() }
         logger.info("stopped")
     }
@@ -191,32 +223,54 @@ public final class OriginServer: Service {
         }
     }
 
-    private func bootstrap(group: any EventLoopGroup, connections: ConnectionTracker) -> ServerBootstrap {
-        let environment = OriginHTTPHandler.Environment(
-            responder: OriginResponder(
-                content: content,
-                publicDirectory: configuration.publicDirectory,
+    /// What every connection's handlers share, made once per run: the responder's environment and
+    /// the per-event-loop caches (dates, access-log lines, encoded playlists and file heads).
+    struct ConnectionHandlers: Sendable {
+        let environment: OriginHTTPHandler.Environment
+        let dates: LoopLocal<ResponseDates>
+        let accessLines: LoopLocal<AccessLogLines>
+        let playlists: LoopLocal<PreencodedPlaylists>
+        let fileHeads: LoopLocal<PreencodedFileHeads>
+
+        init(server: OriginServer, group: any EventLoopGroup) {
+            let configuration = server.configuration
+            environment = OriginHTTPHandler.Environment(
+                responder: OriginResponder(
+                    content: server.content,
+                    publicDirectory: configuration.publicDirectory,
+                    cors: configuration.cors,
+                    ingestEnabled: server.ingest != nil,
+                    logger: server.logger,
+                    statusAPI: server.statusAPI,
+                    metrics: configuration.metrics,
+                    clock: server.clock,
+                    adInsertion: server.adInsertion
+                ),
+                ingest: server.ingest,
+                maxIngestBodyBytes: configuration.maxIngestBodyBytes,
                 cors: configuration.cors,
-                ingestEnabled: ingest != nil,
-                logger: logger,
-                statusAPI: statusAPI,
-                metrics: configuration.metrics,
-                clock: clock,
-                adInsertion: adInsertion
-            ),
-            ingest: ingest,
-            maxIngestBodyBytes: configuration.maxIngestBodyBytes,
-            cors: configuration.cors,
-            logger: logger,
-            accessLogger: accessLogger,
-            metrics: configuration.metrics
-        )
-        let dates = LoopLocal(group: group) { _ in ResponseDates() }
-        let accessLines = LoopLocal(group: group) { [accessLogger] in AccessLogLines(logger: accessLogger, eventLoop: $0) }
-        let playlists = LoopLocal(group: group) { _ in PreencodedPlaylists() }
-        let fileHeads = LoopLocal(group: group) { _ in PreencodedFileHeads() }
+                logger: server.logger,
+                accessLogger: server.accessLogger,
+                metrics: configuration.metrics
+            )
+            dates = LoopLocal(group: group) { _ in ResponseDates() }
+            accessLines = LoopLocal(group: group) { [accessLogger = server.accessLogger] in
+                AccessLogLines(logger: accessLogger, eventLoop: $0)
+            }
+            playlists = LoopLocal(group: group) { _ in PreencodedPlaylists() }
+            fileHeads = LoopLocal(group: group) { _ in PreencodedFileHeads() }
+        }
+    }
+
+    /// The plain listener (`tls` nil: HTTP/1.1, and h2c by prior knowledge) or the TLS one
+    /// (HTTP/1.1 or `h2` by ALPN, with the certificate current at each handshake).
+    private func bootstrap(
+        group: any EventLoopGroup, connections: ConnectionTracker, handlers: ConnectionHandlers, tls: TLSCertificates?
+    ) -> ServerBootstrap {
         let idleTimeout = TimeAmount(configuration.idleTimeout)
         let maxHeadBytes = configuration.maxRequestHeadBytes
+        let http2 = configuration.http2
+        let fastPathAnswers = configuration.fastPathAnswers
         return ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -227,17 +281,31 @@ public final class OriginServer: Service {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try Self.configure(
-                        channel.pipeline.syncOperations,
-                        environment: environment,
-                        dates: dates.box(for: channel.eventLoop),
-                        accessLines: accessLines.box(for: channel.eventLoop),
-                        playlists: playlists.box(for: channel.eventLoop),
-                        fileHeads: fileHeads.box(for: channel.eventLoop),
-                        idleTimeout: idleTimeout,
-                        maxHeadBytes: maxHeadBytes
-                    )
+                    let loop = channel.eventLoop
+                    let pipeline = channel.pipeline.syncOperations
                     connections.add(channel)
+                    guard let tls else {
+                        try Self.configure(
+                            pipeline, environment: handlers.environment, dates: handlers.dates.box(for: loop),
+                            accessLines: handlers.accessLines.box(for: loop), playlists: handlers.playlists.box(for: loop),
+                            fileHeads: handlers.fileHeads.box(for: loop), idleTimeout: idleTimeout, maxHeadBytes: maxHeadBytes,
+                            http2: http2, fastPathAnswers: fastPathAnswers)
+                        return
+                    }
+                    try TLSConnection.configure(channel, context: tls.context, handshakeTimeout: idleTimeout) {
+                        negotiated, pipeline in
+                        if negotiated == "h2" {
+                            try HTTP2Connection.configure(
+                                pipeline, environment: handlers.environment, dates: handlers.dates.box(for: loop),
+                                accessLines: handlers.accessLines.box(for: loop).value, limits: http2, idleTimeout: idleTimeout)
+                        } else {
+                            try Self.configure(
+                                pipeline, environment: handlers.environment, dates: handlers.dates.box(for: loop),
+                                accessLines: handlers.accessLines.box(for: loop), playlists: handlers.playlists.box(for: loop),
+                                fileHeads: handlers.fileHeads.box(for: loop), idleTimeout: idleTimeout,
+                                maxHeadBytes: maxHeadBytes, fileBodies: .pieces, fastPathAnswers: fastPathAnswers)
+                        }
+                    }
                 }
             }
     }
@@ -252,7 +320,10 @@ public final class OriginServer: Service {
         fileHeads: NIOLoopBoundBox<PreencodedFileHeads>? = nil,
         progress: FullPathProgress = FullPathProgress(),
         idleTimeout: TimeAmount,
-        maxHeadBytes: Int
+        maxHeadBytes: Int,
+        fileBodies: FileBodySending = .sendfile,
+        http2: HTTP2Limits? = nil,
+        fastPathAnswers: Bool = true
     ) throws {
         var limits = NIOHTTPDecoderLimitConfiguration()
         limits.maxHeaderFieldSize = maxHeadBytes
@@ -268,17 +339,31 @@ public final class OriginServer: Service {
                 fileHeads: fileHeads ?? NIOLoopBoundBox.makeBoxSendingValue(PreencodedFileHeads(), eventLoop: pipeline.eventLoop),
                 progress: progress,
                 maxHeadBytes: maxHeadBytes,
-                idleTimeout: idleTimeout
+                idleTimeout: idleTimeout,
+                fileBodies: fileBodies,
+                answers: fastPathAnswers,
+                installHTTP2: http2.map { limits in
+                    { pipeline in
+                        try HTTP2Connection.configure(
+                            pipeline, environment: environment, dates: dates,
+                            accessLines: accessLines, limits: limits, idleTimeout: idleTimeout)
+                    }
+                }
             ) { pipeline in
-                // The full path, added by the fast path when it first hands a request over.
-                try pipeline.configureHTTPServerPipeline(
-                    withPipeliningAssistance: true,
-                    withErrorHandling: true,
-                    withOutboundHeaderValidation: true,
-                    withEncoderConfiguration: HTTPResponseEncoder.Configuration(),
-                    withDecoderLimitConfiguration: limits
-                )
-                try pipeline.addHandler(OriginHTTPHandler(environment: environment, dates: dates, accessLines: accessLines, progress: progress))
+                // The full path, added by the fast path when it first hands a request over: NIO's
+                // request decoder, pipelining assistance (pipelined requests answered in order, one
+                // at a time) and protocol-error handling (400 and close), with Headwater's one
+                // HTTP/1.1 writer as the encoder (it also refuses invalid fields).
+                try pipeline.addHandlers([
+                    HTTP1ResponseEncoder(),
+                    ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)),
+                    HTTPServerPipelineHandler(),
+                    HTTPServerProtocolErrorHandler(),
+                ])
+                try pipeline.addHandler(
+                    OriginHTTPHandler(
+                        environment: environment, dates: dates, accessLines: accessLines, progress: progress,
+                        fileBodies: fileBodies))
             }
         )
     }

@@ -36,6 +36,9 @@ public struct OriginServerConfiguration: Sendable {
     public var tls: TLSListenerConfiguration?
     /// HTTP/2's limits (streams per connection, header list size, reset floods).
     public var http2: HTTP2Limits
+    /// Whether ``OriginFastPath`` answers the requests it can (always, in production). Tests turn it
+    /// off to have NIO's HTTP/1 path answer the same requests, and compare the two.
+    var fastPathAnswers = true
 
     public init(
         host: String = "127.0.0.1",

@@ -87,6 +87,16 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// 9% of a shared playlist request's user time went to carrying `read` through NIO's HTTP/1
     /// handlers, in `perf`), and an idle keep-alive connection holds less.
     private var installFullPath: ((ChannelPipeline.SynchronousOperations) throws -> Void)?
+    /// Replaces this handler with HTTP/2's when the connection opens with the HTTP/2 preface
+    /// (h2c with prior knowledge, RFC 9113 §3.3: how a CDN that pulls over HTTP/2 without TLS
+    /// starts); `nil` once the first bytes have shown otherwise, and on TLS, where ALPN decides.
+    private var installHTTP2: ((ChannelPipeline.SynchronousOperations) throws -> Void)?
+    /// `sendfile`, or pieces through memory under TLS (where this handler leaves bodies larger than
+    /// ``OpenFile/smallBodyLimit`` to the full path, which streams them).
+    private let fileBodies: FileBodySending
+    /// `false` (tests only: ``OriginServerConfiguration/fastPathAnswers``): every request goes to the
+    /// full path, so the two can be compared on the same requests.
+    private let answers: Bool
     /// How long a connection may go without a byte from its client before it is closed (when
     /// nothing is being answered; the full path decides once it is there), as NIO's
     /// `IdleStateHandler(readTimeout:)` would: this handler keeps the timer itself, so each
@@ -108,8 +118,14 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         progress: FullPathProgress,
         maxHeadBytes: Int,
         idleTimeout: TimeAmount,
+        fileBodies: FileBodySending = .sendfile,
+        answers: Bool = true,
+        installHTTP2: ((ChannelPipeline.SynchronousOperations) throws -> Void)? = nil,
         installFullPath: @escaping (ChannelPipeline.SynchronousOperations) throws -> Void
     ) {
+        self.fileBodies = fileBodies
+        self.answers = answers
+        self.installHTTP2 = installHTTP2
         self.environment = environment
         self.content = environment.responder.content
         self.dates = dates
@@ -201,6 +217,22 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             start.writeBuffer(&input)
             input = start
         }
+        if let http2 = installHTTP2 {
+            switch HTTP2Preface.match(input) {
+            case .incomplete:
+                pending = input
+                return
+            case .http2:
+                switchToHTTP2(input, install: http2, context: context)
+                return
+            case .notHTTP2:
+                installHTTP2 = nil
+            }
+        }
+        if !answers {
+            handOver(input, wholeRequest: false, context: context)
+            return
+        }
         while input.readableBytes > 0 {
             if fileInFlight {  // pipelined behind a file of ours: one file in flight at most
                 handOver(input, wholeRequest: false, context: context)
@@ -288,6 +320,26 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         context.close(promise: nil)
     }
 
+    /// Hands the connection to HTTP/2 for good: its handlers go in behind this one, get the bytes
+    /// read so far (the preface and whatever followed), and this handler leaves the pipeline (HTTP/2
+    /// keeps its own idle and shutdown rules: ``HTTP2Connection``).
+    private func switchToHTTP2(
+        _ input: ByteBuffer, install: (ChannelPipeline.SynchronousOperations) throws -> Void, context: ChannelHandlerContext
+    ) {
+        installHTTP2 = nil
+        installFullPath = nil
+        mode = .handedOver
+        do {
+            try install(context.pipeline.syncOperations)
+        } catch {
+            environment.logger.error("cannot add the HTTP/2 handlers", metadata: ["error.type": "\(error)"])
+            context.close(promise: nil)
+            return
+        }
+        context.fireChannelRead(wrapInboundOut(input))
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+    }
+
     /// Gives `input` to the full path: to wait for its answer if it is one whole request, else for good.
     private func handOver(_ input: ByteBuffer, wholeRequest: Bool, context: ChannelHandlerContext) {
         if unflushed {
@@ -318,12 +370,16 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             range.flatMap { input.getString(at: input.readerIndex + $0.lowerBound, length: $0.count) }
         }
         if client == nil { client = context.remoteAddress?.ipAddress ?? "-" }
+        /// The request as the responder sees it (``OriginRequest``), with `target` (a cached copy where
+        /// there is one) and the fields the scanner kept.
+        func request(target: String) -> OriginRequest {
+            OriginRequest(method: isHead ? .HEAD : .GET, target: target, version: .http1_1, fields: head.fields(field))
+        }
         func entry(uri: String, route: String, response: (status: HTTPResponseStatus, bytes: Int64, cache: CacheStatus), encoding: String?, uncompressed: Int64?) -> AccessLogEntry {
             AccessLogEntry(
-                client: client ?? "-", receivedAt: now, method: isHead ? .HEAD : .GET, uri: uri, version: .http1_1,
-                route: route, path: uri, status: response.status, bytes: response.bytes, referer: field(head.referer),
-                userAgent: field(head.userAgent), sessionID: field(head.sessionID).map { String($0.prefix(128)) },
-                cacheStatus: response.cache, contentEncoding: encoding, uncompressedLength: uncompressed, started: started)
+                request: request(target: uri), route: route, client: client ?? "-", receivedAt: now, started: started,
+                status: response.status, bytes: response.bytes, cacheStatus: response.cache, contentEncoding: encoding,
+                uncompressedLength: uncompressed)
         }
 
         // The key of both caches, hashed once.
@@ -374,7 +430,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         switch route {
         case .segment, .staticFile:
             let publishCount = content.publishCount
-            var response = environment.responder.respond(method: .GET, route: route, headers: HTTPHeaders())
+            var response = environment.responder.respond(to: Self.plainGET(uri), route: route)
             if response.status == .ok, case .file(let file, 0, _) = response.body {
                 let new = PreencodedFileHeads.Entry(
                     target: Array(uri.utf8), uri: uri, route: route, file: file, response: response)
@@ -391,9 +447,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         default:
             return false
         }
-        var headers = head.acceptsGzip ? Self.acceptGzip : HTTPHeaders()  // shared storage: no copy unless a `Range` comes
-        if let range = field(head.range) { headers.add(name: "Range", value: range) }
-        var response = environment.responder.respond(method: .GET, route: route, headers: headers)
+        var response = environment.responder.respond(to: request(target: uri), route: route)
         guard !response.closeConnection else {
             response.discardBody()
             return false
@@ -403,11 +457,17 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         let afterWritten = response.afterBodyWrittenIfSent
         let cors = environment.cors
         var bytes = context.channel.allocator.buffer(capacity: 512)
-        PreencodedPlaylists.writeStatusLine(response.status, to: &bytes)
-        dates.withValue { dates in
+        HTTP1ResponseWriter.writeStatusLine(response.status, to: &bytes)
+        let valid = dates.withValue { dates in
+            var valid = true
             OriginHTTPHandler.forEachResponseField(
                 of: response, bodyLength: bodyLength, keepAlive: true, version: .http1_1, now: now, cors: cors, dates: &dates
-            ) { PreencodedPlaylists.writeField($0, $1, to: &bytes) }
+            ) { valid = HTTP1ResponseWriter.writeField($0, $1, to: &bytes) && valid }
+            return valid
+        }
+        guard valid else {
+            response.discardBody()
+            return false  // the full path refuses the head and closes
         }
         bytes.writeStaticString("\r\n")
         let log = entry(
@@ -432,6 +492,9 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: Self.promise(calling: afterWritten, context: context))
             unflushed = true
             OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
+        case .file(_, _, let count) where fileBodies == .pieces && count > OpenFile.smallBodyLimit:
+            response.discardBody()  // the full path streams it in pieces
+            return false
         case .file(let file, let offset, let count):
             send(
                 SharedFile(file, kept: false, openedSecond: now).use(), offset: offset, count: count, after: bytes, log: log,
@@ -485,7 +548,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             if file.size == entry.length, file.modified == entry.lastModified { return heads.hold(file, for: entry, now: now) }
             file.close()
         }
-        var response = environment.responder.respond(method: .GET, route: entry.route, headers: HTTPHeaders())
+        var response = environment.responder.respond(to: Self.plainGET(entry.uri), route: entry.route)
         guard response.status == .ok, case .file(let file, 0, _) = response.body else {
             response.discardBody()
             heads.forget(entry)
@@ -527,21 +590,25 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             file.done()
             return false
         }
+        if fileBodies == .pieces, head.method != .head, count > OpenFile.smallBodyLimit {
+            file.done()  // the full path streams it in pieces
+            return false
+        }
         let partial = range != .full
         let cors = environment.cors
         let time = dates.withValue { dates in
             entry.encodeFields(now: now, cors: cors, dates: &dates)
             return dates.commonLogTime(now: now)
         }
+        guard entry.fieldsAreValid else {
+            file.done()
+            return false  // the full path refuses the head and closes
+        }
         let isHead = head.method == .head
         var bytes = context.channel.allocator.buffer(
             capacity: entry.leading.readableBytes + entry.trailing.readableBytes + 112
                 + (isHead || count > OpenFile.smallBodyLimit ? 0 : Int(count)))
-        if partial {
-            bytes.writeStaticString("HTTP/1.1 206 Partial Content\r\n")
-        } else {
-            bytes.writeStaticString("HTTP/1.1 200 OK\r\n")
-        }
+        HTTP1ResponseWriter.writeStatusLine(partial ? .partialContent : .ok, to: &bytes)
         bytes.writeImmutableBuffer(entry.leading)
         if partial {
             bytes.writeStaticString("Content-Range: bytes ")
@@ -643,10 +710,11 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
                 let encodings = dates.withValue { dates in
                     (
                         PreencodedPlaylists.encode(
-                            responder.serve(playlist, cachePolicy: cachePolicy, headers: HTTPHeaders()), now: now, cors: cors,
+                            responder.serve(playlist, cachePolicy: cachePolicy, fields: .init()), now: now, cors: cors,
                             dates: &dates),
                         PreencodedPlaylists.encode(
-                            responder.serve(playlist, cachePolicy: cachePolicy, headers: Self.acceptGzip), now: now, cors: cors,
+                            responder.serve(playlist, cachePolicy: cachePolicy, fields: .init(acceptEncoding: "gzip")), now: now,
+                            cors: cors,
                             dates: &dates)
                     )
                 }
@@ -663,7 +731,10 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         return (entry, encoded)
     }
 
-    private static let acceptGzip = HTTPHeaders([("Accept-Encoding", "gzip")])
+    /// A `GET` of `target` with no fields: what a cached file head or playlist encoding answers.
+    private static func plainGET(_ target: String) -> OriginRequest {
+        OriginRequest(method: .GET, target: target, version: .http1_1, fields: .init())
+    }
 
     /// A new entry if `target` routes to a shared playlist (`/live/{channel}/….m3u8`).
     private static func entry(for target: UnsafeBufferPointer<UInt8>) -> PreencodedPlaylists.Entry? {

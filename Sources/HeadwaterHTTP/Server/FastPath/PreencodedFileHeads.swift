@@ -86,6 +86,10 @@ final class PreencodedFileHeads {
             second = .min
         }
 
+        /// Every field passed ``HTTP1ResponseWriter``'s check; if not, the full path answers (and
+        /// refuses the head).
+        private(set) var fieldsAreValid = true
+
         /// Encodes the fields for `now` unless they are already for this second.
         func encodeFields(now: Int64, cors: Bool, dates: inout ResponseDates) {
             guard second != now else { return }
@@ -93,18 +97,20 @@ final class PreencodedFileHeads {
             leading.clear()
             trailing.clear()
             var afterLength = false
+            var valid = true
             OriginHTTPHandler.forEachResponseField(
                 of: response, bodyLength: length, keepAlive: true, version: .http1_1, now: now, cors: cors, dates: &dates
             ) { name, value in
                 if name == "Content-Length" {
                     afterLength = true
                 } else if afterLength {
-                    PreencodedPlaylists.writeField(name, value, to: &trailing)
+                    valid = HTTP1ResponseWriter.writeField(name, value, to: &trailing) && valid
                 } else {
-                    PreencodedPlaylists.writeField(name, value, to: &leading)
+                    valid = HTTP1ResponseWriter.writeField(name, value, to: &leading) && valid
                 }
             }
             trailing.writeStaticString("\r\n")
+            fieldsAreValid = valid
         }
 
         /// The series of a 200 or 206 to a `GET` or `HEAD`, looked up in `metrics` on first use.

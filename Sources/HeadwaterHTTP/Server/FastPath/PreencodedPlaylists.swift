@@ -7,7 +7,7 @@ import NIOHTTP1
 /// per playlist version and wall-clock second, in identity and gzip form, so ``OriginFastPath``
 /// answers a request by writing one buffer it already has.
 ///
-/// The bytes come from the full path's own parts (``OriginResponder/serve(_:cachePolicy:headers:)``
+/// The bytes come from the full path's own parts (``OriginResponder/serve(_:cachePolicy:fields:)``
 /// and ``OriginHTTPHandler/responseFields(of:bodyLength:keepAlive:version:now:cors:dates:)``), so
 /// both paths answer alike; `Date` and `Expires` are why an encoding lasts one second at most.
 /// Confined to its event loop (one per loop, ``LoopLocal``): no locks.
@@ -99,7 +99,7 @@ final class PreencodedPlaylists {
             cors: cors, dates: &dates)
         var bytes = ByteBuffer()
         bytes.reserveCapacity(256 + body.readableBytes)
-        writeHead(status: response.status, fields: fields, to: &bytes)
+        guard HTTP1ResponseWriter.writeHead(status: response.status, fields: fields, to: &bytes) else { return nil }
         let headLength = bytes.readableBytes
         bytes.writeImmutableBuffer(body)
         return Encoded(
@@ -109,31 +109,5 @@ final class PreencodedPlaylists {
             uncompressedLength: response.uncompressedLength ?? Int64(body.readableBytes),
             contentEncoding: response.headers.first(name: "content-encoding")
         )
-    }
-}
-
-extension PreencodedPlaylists {
-    /// A response head as NIO's `HTTPResponseEncoder` writes it: status line, fields, empty line.
-    static func writeHead(status: HTTPResponseStatus, fields: HTTPHeaders, to bytes: inout ByteBuffer) {
-        writeStatusLine(status, to: &bytes)
-        for (name, value) in fields { writeField(name, value, to: &bytes) }
-        bytes.writeStaticString("\r\n")
-    }
-
-    /// `HTTP/1.1 <code> <reason>` and its line end (a 200's from a constant).
-    static func writeStatusLine(_ status: HTTPResponseStatus, to bytes: inout ByteBuffer) {
-        if status == .ok {
-            bytes.writeStaticString("HTTP/1.1 200 OK\r\n")
-        } else {
-            bytes.writeString("HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
-        }
-    }
-
-    /// `<name>: <value>` and its line end.
-    static func writeField(_ name: String, _ value: String, to bytes: inout ByteBuffer) {
-        bytes.writeString(name)
-        bytes.writeStaticString(": ")
-        bytes.writeString(value)
-        bytes.writeStaticString("\r\n")
     }
 }

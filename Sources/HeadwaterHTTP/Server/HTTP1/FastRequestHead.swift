@@ -1,11 +1,15 @@
 /// What ``OriginFastPath`` needs of one request head, read straight from the received bytes.
 ///
 /// Only the plainest requests qualify: `GET` or `HEAD`, an origin-form target,
-/// `HTTP/1.1`, CRLF line ends, well-formed fields, and none of the fields that change the answer or
-/// the framing (`If-*`, `Content-Length`, `Transfer-Encoding`, `Expect`, `Upgrade`, a `Connection`
-/// other than `keep-alive`, a repeated `Accept-Encoding` or `Range`). One `Range` is allowed. Everything else is left to
-/// NIO's HTTP/1 decoder and ``OriginHTTPHandler``, which answer it in full (and reject what is
-/// malformed): the fast path decides nothing the full path would decide differently.
+/// `HTTP/1.1`, CRLF line ends, well-formed fields, none of the conditional fields (`If-*`), none of
+/// the framing fields (`Content-Length`, `Transfer-Encoding`, `Expect`, `Upgrade`, a `Connection`
+/// other than `keep-alive`), and no request field (``OriginRequest/Field``) repeated. Everything
+/// else is left to NIO's HTTP/1 decoder and ``OriginHTTPHandler``, which answer it in full (and
+/// reject what is malformed): the fast path decides nothing the full path would decide differently.
+///
+/// Which request fields it reads is decided by one exhaustive `switch` over
+/// ``OriginRequest/Field``: a field added there for a new decision does not compile until this
+/// scanner either keeps its value or leaves such requests to the full path.
 struct FastRequestHead: Equatable {
     enum Method: Equatable {
         case get, head
@@ -16,14 +20,25 @@ struct FastRequestHead: Equatable {
     var target: Range<Int>
     /// `Accept-Encoding` allows gzip (``AcceptEncoding/acceptsGzip(_:)``).
     var acceptsGzip: Bool
-    /// The `Range` field's value (segments and static files honour it; playlists go to the full path with one).
+    /// Value ranges of the request fields the fast path reads (``OriginRequest/Fields``).
+    var acceptEncoding: Range<Int>?
+    /// Segments and static files honour it; playlists go to the full path with one.
     var range: Range<Int>?
-    /// Value ranges of the fields the access log records.
+    var authorization: Range<Int>?
     var userAgent: Range<Int>?
     var referer: Range<Int>?
     var sessionID: Range<Int>?
     /// Bytes of the head, through the empty line.
     var length: Int
+}
+
+extension FastRequestHead {
+    /// The request fields kept, as the responder reads them; `value` gives a range's text.
+    func fields(_ value: (Range<Int>?) -> String?) -> OriginRequest.Fields {
+        OriginRequest.Fields(
+            acceptEncoding: value(acceptEncoding), range: value(range), authorization: value(authorization),
+            referer: value(referer), userAgent: value(userAgent), playbackSessionID: value(sessionID))
+    }
 }
 
 /// The verdict on the bytes at the start of a connection's input.
@@ -75,8 +90,6 @@ extension FastRequestScan {
         // Fields.
         var head = FastRequestHead(method: method, target: target, acceptsGzip: false, length: 0)
         var mayHaveBody = false
-        var sawAcceptEncoding = false
-        var sawRange = false
         var start = lineFeed + 1
         while true {
             guard let end = lineEnd(b, from: start) else { return .incomplete }
@@ -95,28 +108,32 @@ extension FastRequestScan {
             for index in value where (b[index] < 0x20 && b[index] != UInt8(ascii: "\t")) || b[index] == 0x7F {
                 return .unrecognized
             }
+            /// Keeps the first value; a repeated field goes to the full path, which joins or picks.
+            func keep(_ slot: inout Range<Int>?) {
+                if slot != nil { fast = false }
+                slot = value
+            }
             switch Field(b, name) {
-            case .acceptEncoding:
-                if sawAcceptEncoding { fast = false }  // repeated: the full path joins them
-                sawAcceptEncoding = true
-                head.acceptsGzip = AcceptEncoding.acceptsGzip(bytes: UnsafeBufferPointer(rebasing: b[value]))
-            case .range:
-                if sawRange { fast = false }
-                sawRange = true
-                head.range = value
+            case .request(let field):
+                switch field {
+                case .acceptEncoding:
+                    keep(&head.acceptEncoding)
+                    head.acceptsGzip = AcceptEncoding.acceptsGzip(bytes: UnsafeBufferPointer(rebasing: b[value]))
+                case .range: keep(&head.range)
+                case .authorization: keep(&head.authorization)
+                case .userAgent: keep(&head.userAgent)
+                case .referer: keep(&head.referer)
+                case .playbackSessionID: keep(&head.sessionID)
+                case .ifRange, .ifMatch, .ifNoneMatch, .ifModifiedSince, .ifUnmodifiedSince:
+                    fast = false  // conditional requests: the full path
+                }
             case .connection:
                 if !HTTPSyntax.equalsLowercase(b, value, "keep-alive") { fast = false }
             case .framing:
                 mayHaveBody = true
                 fast = false
-            case .conditionalOrOther:
+            case .expectOrUpgrade:
                 fast = false
-            case .userAgent:
-                if head.userAgent == nil { head.userAgent = value }
-            case .referer:
-                if head.referer == nil { head.referer = value }
-            case .sessionID:
-                if head.sessionID == nil { head.sessionID = value }
             case .ignored:
                 break
             }
@@ -125,27 +142,36 @@ extension FastRequestScan {
         return fast ? .fast(head) : .full(length: start, mayHaveBody: mayHaveBody)
     }
 
-    /// The fields the scanner looks at, by lower-cased name.
-    private enum Field {
-        case acceptEncoding, range, connection, framing, conditionalOrOther, userAgent, referer, sessionID, ignored
+    /// The fields the scanner looks at, by lower-cased name: every ``OriginRequest/Field`` (its
+    /// name matched as bytes here; `FastRequestScanTests` checks each one is recognised), and
+    /// HTTP/1's framing fields.
+    enum Field: Equatable {
+        case request(OriginRequest.Field)
+        case connection
+        /// `Content-Length`, `Transfer-Encoding`: a body may follow.
+        case framing
+        case expectOrUpgrade
+        case ignored
 
         init(_ b: UnsafeBufferPointer<UInt8>, _ name: Range<Int>) {
             func named(_ literal: StaticString) -> Bool { HTTPSyntax.equalsLowercase(b, name, literal) }
             switch name.count {
-            case 5 where named("range"): self = .range
-            case 6 where named("expect"): self = .conditionalOrOther
-            case 7 where named("upgrade"): self = .conditionalOrOther
-            case 7 where named("referer"): self = .referer
-            case 8 where named("if-range") || named("if-match"): self = .conditionalOrOther
+            case 5 where named("range"): self = .request(.range)
+            case 6 where named("expect"): self = .expectOrUpgrade
+            case 7 where named("upgrade"): self = .expectOrUpgrade
+            case 7 where named("referer"): self = .request(.referer)
+            case 8 where named("if-range"): self = .request(.ifRange)
+            case 8 where named("if-match"): self = .request(.ifMatch)
             case 10 where named("connection"): self = .connection
-            case 10 where named("user-agent"): self = .userAgent
-            case 13 where named("if-none-match"): self = .conditionalOrOther
+            case 10 where named("user-agent"): self = .request(.userAgent)
+            case 13 where named("if-none-match"): self = .request(.ifNoneMatch)
+            case 13 where named("authorization"): self = .request(.authorization)
             case 14 where named("content-length"): self = .framing
-            case 15 where named("accept-encoding"): self = .acceptEncoding
+            case 15 where named("accept-encoding"): self = .request(.acceptEncoding)
             case 17 where named("transfer-encoding"): self = .framing
-            case 17 where named("if-modified-since"): self = .conditionalOrOther
-            case 19 where named("if-unmodified-since"): self = .conditionalOrOther
-            case 21 where named("x-playback-session-id"): self = .sessionID
+            case 17 where named("if-modified-since"): self = .request(.ifModifiedSince)
+            case 19 where named("if-unmodified-since"): self = .request(.ifUnmodifiedSince)
+            case 21 where named("x-playback-session-id"): self = .request(.playbackSessionID)
             default: self = .ignored
             }
         }
