@@ -1,3 +1,4 @@
+import Logging
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -62,5 +63,25 @@ enum HTTP2Connection {
             }
         }
         try pipeline.addHandler(management)
+        try pipeline.addHandler(ClosingOnError(logger: environment.logger))
+    }
+
+    /// The end of the connection's pipeline: a connection error (a protocol violation, a reset
+    /// flood, a header list over the limit) has been answered with `GOAWAY` by NIOHTTP2, which leaves
+    /// the closing to the application — so the client cannot keep the connection (and its
+    /// descriptor) after breaking the rules.
+    final class ClosingOnError: ChannelInboundHandler {
+        typealias InboundIn = HTTP2Frame
+        let logger: Logger
+
+        init(logger: Logger) { self.logger = logger }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            logger.debug("HTTP/2 connection error", metadata: ["error.type": "\(error)"])
+            context.close(promise: nil)
+        }
     }
 }
+
+@available(*, unavailable)
+extension HTTP2Connection.ClosingOnError: Sendable {}
