@@ -142,7 +142,7 @@ struct Serve: AsyncParsableCommand {
         let services: [any Service] = [
             push, supervisor, server, beacons,
             ReloadOnHangup(supervisor: supervisor, certificates: certificates, notifier: notifier, logger: logger),
-            SystemdReadiness(server: server, tls: tls != nil, notifier: notifier, logger: logger),
+            SystemdReadiness(server: server, notifier: notifier, logger: logger),
             ReopenAccessLog(signals: reopenSignals, output: accessLog, logger: logger),
         ]
         let group = ServiceGroup(
@@ -193,23 +193,18 @@ struct ReloadOnHangup: Service {
 }
 
 /// `READY=1` once the server listens (the unit is `Type=notify`), `STOPPING=1` when graceful
-/// shutdown begins. Nothing without `NOTIFY_SOCKET`. With `server.tls`, ready means both
-/// listeners are bound, so `systemctl start` does not report success for a server whose TLS port
-/// is taken.
+/// shutdown begins. Nothing without `NOTIFY_SOCKET`.
 struct SystemdReadiness: Service {
     let server: OriginServer
-    /// Whether there is a TLS listener to wait for too.
-    let tls: Bool
     let notifier: SystemdNotifier
     let logger: Logger
 
     func run() async throws {
         // A service that returns early stops the group: without systemd this one just waits.
         if notifier.isEnabled {
-            var addresses = ["\(try await server.waitUntilListening())"]
-            if tls { addresses.append("\(try await server.waitUntilTLSListening())") }
+            let address = try await server.waitUntilListening()
             do {
-                try notifier.ready(status: "serving on \(addresses.joined(separator: " and "))")
+                try notifier.ready(status: "serving on \(address)")
             } catch {
                 logger.warning("sd_notify: \(error)")
             }

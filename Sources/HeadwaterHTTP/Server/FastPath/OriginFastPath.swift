@@ -376,8 +376,13 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             OriginRequest(method: isHead ? .HEAD : .GET, target: target, version: .http1_1, fields: head.fields(field))
         }
         func entry(uri: String, route: String, response: (status: HTTPResponseStatus, bytes: Int64, cache: CacheStatus), encoding: String?, uncompressed: Int64?) -> AccessLogEntry {
-            AccessLogEntry(
-                request: request(target: uri), route: route, client: client ?? "-", receivedAt: now, started: started,
+            // The fields the log records only: a cached answer reads no other.
+            let logged = OriginRequest(
+                method: isHead ? .HEAD : .GET, target: uri, version: .http1_1,
+                fields: OriginRequest.Fields(
+                    referer: field(head.referer), userAgent: field(head.userAgent), playbackSessionID: field(head.sessionID)))
+            return AccessLogEntry(
+                request: logged, route: route, client: client ?? "-", receivedAt: now, started: started,
                 status: response.status, bytes: response.bytes, cacheStatus: response.cache, contentEncoding: encoding,
                 uncompressedLength: uncompressed)
         }
