@@ -86,9 +86,8 @@ public struct ReloadPlan: Sendable, Hashable {
     }
 
     /// The `server.tls` keys whose change waits for the next start. The listener's socket is bound
-    /// once, so adding, removing or moving it does. The certificate and key files are re-read on
-    /// every reload, but the running listener reads the paths it started with
-    /// (`TLSCertificates` has no way to switch them yet), so naming other files does too.
+    /// once, so adding, removing or moving it does. The certificate and key are read again on every
+    /// reload, from the files the new configuration names.
     static func tlsChanges(from old: ServerTLS?, to new: ServerTLS?) -> [String] {
         switch (old, new) {
         case (nil, nil): return []
@@ -96,8 +95,6 @@ public struct ReloadPlan: Sendable, Hashable {
         case (let old?, let new?):
             var keys: [String] = []
             if old.host != new.host || old.port != new.port { keys.append("server.tls.listen") }
-            if old.certificatePath != new.certificatePath { keys.append("server.tls.certificate") }
-            if old.keyPath != new.keyPath { keys.append("server.tls.key") }
             return keys
         }
     }

@@ -142,7 +142,7 @@ struct Serve: AsyncParsableCommand {
         let services: [any Service] = [
             push, supervisor, server, beacons,
             ReloadOnHangup(supervisor: supervisor, certificates: certificates, notifier: notifier, logger: logger),
-            SystemdReadiness(server: server, notifier: notifier, logger: logger),
+            SystemdReadiness(server: server, tls: tls != nil, notifier: notifier, logger: logger),
             ReopenAccessLog(signals: reopenSignals, output: accessLog, logger: logger),
         ]
         let group = ServiceGroup(
@@ -179,8 +179,8 @@ struct ReloadOnHangup: Service {
             for await _ in hangups {
                 notify { try notifier.reloading(status: "reloading configuration") }
                 var applied = await supervisor.reload()
-                if applied, let certificates, await supervisor.loaded.configuration.server.tls != nil {
-                    applied = TLSWiring.reload(certificates, logger: logger)
+                if applied, let certificates, let tls = await supervisor.loaded.configuration.server.tls {
+                    applied = TLSWiring.reload(certificates, from: tls, logger: logger)
                 }
                 notify { try notifier.reloaded(status: applied ? "serving; configuration reloaded" : "serving; reload rejected, see the log") }
             }
@@ -193,18 +193,23 @@ struct ReloadOnHangup: Service {
 }
 
 /// `READY=1` once the server listens (the unit is `Type=notify`), `STOPPING=1` when graceful
-/// shutdown begins. Nothing without `NOTIFY_SOCKET`.
+/// shutdown begins. Nothing without `NOTIFY_SOCKET`. With `server.tls`, ready means both
+/// listeners are bound, so `systemctl start` does not report success for a server whose TLS port
+/// is taken.
 struct SystemdReadiness: Service {
     let server: OriginServer
+    /// Whether there is a TLS listener to wait for too.
+    let tls: Bool
     let notifier: SystemdNotifier
     let logger: Logger
 
     func run() async throws {
         // A service that returns early stops the group: without systemd this one just waits.
         if notifier.isEnabled {
-            let address = try await server.waitUntilListening()
+            var addresses = ["\(try await server.waitUntilListening())"]
+            if tls { addresses.append("\(try await server.waitUntilTLSListening())") }
             do {
-                try notifier.ready(status: "serving on \(address)")
+                try notifier.ready(status: "serving on \(addresses.joined(separator: " and "))")
             } catch {
                 logger.warning("sd_notify: \(error)")
             }

@@ -51,13 +51,13 @@ enum TLSWiring {
         return TLSListenerConfiguration(host: address.host, port: address.port, certificates: certificates)
     }
 
-    /// After an applied reload: reads the certificate and key again (a renewed certificate at the
-    /// same paths). The configuration loader has already checked the files, so a failure here means
+    /// After an applied reload: reads the certificate and key again, from the files the reloaded
+    /// configuration names (a renewed certificate at the same paths, or new paths). The configuration loader has already checked the files, so a failure here means
     /// they changed in between; it is reported as a rejected reload, and handshakes keep the
     /// certificate they had. Returns whether the new files are in use.
-    static func reload(_ certificates: TLSCertificates, logger: Logger) -> Bool {
+    static func reload(_ certificates: TLSCertificates, from tls: ServerTLS, logger: Logger) -> Bool {
         do {
-            try certificates.reload()
+            try certificates.reload(certificatePath: tls.certificatePath, keyPath: tls.keyPath)
             logger.info("certificate reloaded", metadata: ["tls.certificate": "\(certificates.summary)"])
             return true
         } catch {

@@ -167,8 +167,10 @@ public final class OriginServer: Service {
             let isTLS = index == 1
             setListening(.success(address), tls: isTLS)
             logger.info(
-                isTLS ? "listening (TLS: HTTP/1.1 and h2)" : "listening (HTTP/1.1 and h2c)",
+                "listening",
                 metadata: [
+                    "server.tls": "\(isTLS)",
+                    "network.protocol.names": isTLS ? "http/1.1,h2" : "http/1.1,h2c",
                     "server.address": "\(isTLS ? configuration.tls?.host ?? "" : configuration.host)",
                     "server.port": "\(address.port ?? 0)",
                     "server.event_loops": "\(eventLoops)",

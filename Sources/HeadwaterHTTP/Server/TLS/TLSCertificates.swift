@@ -19,14 +19,18 @@ public final class TLSCertificates: Sendable {
         public var description: String { "\(path): \(reason)" }
     }
 
-    public let certificatePath: String
-    public let keyPath: String
     private let current: Mutex<Loaded>
 
     private struct Loaded: Sendable {
         let context: NIOSSLContext
         let summary: String
+        let certificatePath: String
+        let keyPath: String
     }
+
+    /// The files the context in use was read from.
+    public var certificatePath: String { current.withLock { $0.certificatePath } }
+    public var keyPath: String { current.withLock { $0.keyPath } }
 
     /// ALPN protocols offered, most preferred first.
     public static let applicationProtocols = ["h2", "http/1.1"]
@@ -39,8 +43,6 @@ public final class TLSCertificates: Sendable {
     ].joined(separator: ":")
 
     public init(certificatePath: String, keyPath: String) throws(LoadError) {
-        self.certificatePath = certificatePath
-        self.keyPath = keyPath
         self.current = Mutex(try Self.load(certificatePath: certificatePath, keyPath: keyPath))
     }
 
@@ -50,9 +52,11 @@ public final class TLSCertificates: Sendable {
     /// The leaf certificate's subject and expiry, for logs (`certificate reloaded`).
     public var summary: String { current.withLock { $0.summary } }
 
-    /// Re-reads both files; on success new handshakes use them, on failure the old ones stay.
-    public func reload() throws(LoadError) {
-        let loaded = try Self.load(certificatePath: certificatePath, keyPath: keyPath)
+    /// Reads the certificate and key again — from the same files, or from others a reloaded
+    /// configuration names; on success new handshakes use them, on failure the old ones stay.
+    public func reload(certificatePath: String? = nil, keyPath: String? = nil) throws(LoadError) {
+        let loaded = try Self.load(
+            certificatePath: certificatePath ?? self.certificatePath, keyPath: keyPath ?? self.keyPath)
         current.withLock { $0 = loaded }
     }
 
@@ -85,6 +89,8 @@ public final class TLSCertificates: Sendable {
         }
         let expiry = leaf.notValidAfter
         let subject = leaf.description
-        return Loaded(context: context, summary: "\(subject), not valid after \(expiry) (Unix seconds)")
+        return Loaded(
+            context: context, summary: "\(subject), not valid after \(expiry) (Unix seconds)",
+            certificatePath: certificatePath, keyPath: keyPath)
     }
 }
