@@ -1,0 +1,146 @@
+import Foundation
+import HeadwaterTesting
+import Testing
+
+extension RealClients {
+    /// hls.js in headless Chromium over `https://localhost` with HTTP/2 (issue 16): the live demo
+    /// channel and a stitched session through an ad break, with zero hls.js error events, as over
+    /// plain HTTP (``HlsJsPlaybackTests``, ``SSAIPlaybackTests``). Chromium trusts the test CA's server
+    /// certificate by its SPKI hash (`--ignore-certificate-errors-spki-list`, honoured with a
+    /// `--user-data-dir`), and the page reports each resource's `nextHopProtocol`, which must be
+    /// `h2`; the server's access log must say `HTTP/2.0` for the requests too.
+    @Suite("hls.js over HTTPS and HTTP/2", .serialized)
+    struct HTTPSPlaybackTests {
+        typealias Serve = ServeCommandTests
+
+        /// Plays `?src=` for `?seconds=`, then prints one `DONE` line: error events, seconds played,
+        /// ad breaks entered, and the count of resources (page, module, playlists, segments) by the
+        /// protocol they came over.
+        static let page = """
+            <!doctype html>
+            <meta charset="utf-8">
+            <video muted playsinline></video>
+            <script type="module">
+            import { Hls } from "./hls.mjs";
+            performance.setResourceTimingBufferSize(100000);
+            const parameters = new URLSearchParams(location.search);
+            const video = document.querySelector("video");
+            const hls = new Hls();
+            let errors = 0, breaks = 0, inAd = false, adFragments = 0, first = null;
+            hls.on(Hls.Events.ERROR, (event, data) => {
+              errors += 1;
+              console.log(`HLS_ERROR ${data.type} ${data.details} fatal=${data.fatal}`);
+            });
+            hls.on(Hls.Events.FRAG_CHANGED, (event, data) => {
+              const ad = data.frag.url.includes("/ads/");
+              if (ad) adFragments += 1;
+              if (ad && !inAd) { breaks += 1; console.log(`AD_START ${data.frag.url} sn=${data.frag.sn} cc=${data.frag.cc}`); }
+              if (!ad && inAd) console.log(`AD_END sn=${data.frag.sn} cc=${data.frag.cc}`);
+              inAd = ad;
+            });
+            hls.loadSource(parameters.get("src"));
+            hls.attachMedia(video);
+            video.play().catch((error) => console.log(`PLAY_REJECTED ${error}`));
+            setInterval(() => {
+              if (first === null && video.currentTime > 0) first = video.currentTime;
+              console.log(`TIME ${video.currentTime.toFixed(2)}`);
+            }, 1000);
+            setTimeout(() => {
+              const played = first === null ? 0 : video.currentTime - first;
+              const protocols = {};
+              const entries = performance.getEntriesByType("navigation").concat(performance.getEntriesByType("resource"));
+              for (const entry of entries) {
+                const protocol = entry.nextHopProtocol || "none";
+                protocols[protocol] = (protocols[protocol] || 0) + 1;
+                if (protocol !== "h2") console.log(`NOT_H2 ${protocol} ${entry.name}`);
+              }
+              const summary = Object.entries(protocols).map(([name, count]) => `${name}:${count}`).join("+");
+              console.log(`DONE errors=${errors} played=${played.toFixed(2)} breaks=${breaks} adFragments=${adFragments} protocols=${summary}`);
+            }, Number(parameters.get("seconds")) * 1000);
+            </script>
+            """
+
+        /// Headless Chromium on `url`, trusting the server certificate whose SPKI hash is `spki`: the
+        /// console lines it printed until one contained `marker`, or `timeout` seconds passed.
+        static func console(chromium: String, url: String, spki: String, profile: URL, until marker: String, timeout: TimeInterval) throws -> [Substring] {
+            let browser = Process()
+            browser.executableURL = URL(fileURLWithPath: chromium)
+            browser.arguments = [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--mute-audio", "--autoplay-policy=no-user-gesture-required",
+                "--user-data-dir=\(profile.path)", "--enable-logging=stderr", "--v=0", "--no-first-run",
+                "--ignore-certificate-errors-spki-list=\(spki)", url,
+            ]
+            let output = Pipe()
+            browser.standardError = output
+            browser.standardOutput = FileHandle.nullDevice
+            try browser.run()
+            defer { if browser.isRunning { browser.terminate() } }
+            var text = ""
+            let deadline = Date().addingTimeInterval(timeout)
+            let handle = output.fileHandleForReading
+            while !text.contains(marker), Date() < deadline {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            browser.terminate()
+            browser.waitUntilExit()
+            return text.split(separator: "\n").filter { $0.contains("CONSOLE") }
+        }
+
+        /// A number or word after `name=` in the page's DONE line.
+        static func field(_ name: String, in done: Substring) -> Substring {
+            let token = done.split(separator: " ").first { $0.hasPrefix("\(name)=") } ?? ""
+            return token.dropFirst(name.count + 1).prefix { $0 != "\"" && $0 != "," }
+        }
+
+        /// Plays `source` over https for `seconds` in a page served by the TLS listener; checks the
+        /// common outcome (zero error events, most of the time played, everything over h2) and
+        /// returns the console and the server's log for the caller's own checks.
+        static func play(source: String, seconds: Int, every: Int, duration: Int) throws -> (console: [Substring], done: Substring, log: String) {
+            let chromium = try #require(Serve.which("chromium"), "chromium is required: run Tests/tools/install-test-clients.sh")
+            let hlsjs = Serve.repository.appendingPathComponent(".build/test-clients/hls.mjs")
+            try #require(FileManager.default.fileExists(atPath: hlsjs.path), "hls.js is required: run Tests/tools/install-test-clients.sh")
+            let server = try TLSServerFixture(every: every, duration: duration)
+            defer { server.stop() }
+            try FileManager.default.copyItem(at: hlsjs, to: server.fixture.site.appendingPathComponent("hls.mjs"))
+            try Self.page.write(to: server.fixture.site.appendingPathComponent("player.html"), atomically: true, encoding: .utf8)
+            let query = "src=\(source.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? source)&seconds=\(seconds)"
+            let console = try Self.console(
+                chromium: chromium, url: "\(server.httpsOrigin)/player.html?\(query)", spki: server.authority.serverSPKISHA256,
+                profile: server.fixture.directory.appendingPathComponent("profile"), until: "DONE errors=", timeout: TimeInterval(seconds + 40))
+            let log = server.logText
+            let done = try #require(console.first { $0.contains("DONE errors=") }, "page finished: \(console.suffix(8))")
+            #expect(!console.contains { $0.contains("HLS_ERROR") }, "\(console.filter { $0.contains("HLS_ERROR") })")
+            #expect(done.contains("DONE errors=0 "), "\(done)")
+            let played = Double(Self.field("played", in: done)) ?? 0
+            #expect(played >= Double(seconds) * 0.7, "seconds played: \(done)")
+            // Every resource the page loaded (the page, hls.js, playlists, segments) came over h2.
+            let protocols = Self.field("protocols", in: done).split(separator: "+")
+            let h2 = protocols.first { $0.hasPrefix("h2:") }.flatMap { Int($0.dropFirst(3)) } ?? 0
+            #expect(protocols.count == 1 && h2 >= 10, "by nextHopProtocol: \(protocols); \(console.filter { $0.contains("NOT_H2") }.prefix(5))")
+            // The server saw HTTP/2 requests, and no HTTP/1.x request for the page or the stream.
+            let requests = log.split(separator: "\n").filter { $0.contains("\"GET /player.html") || $0.contains("\"GET /live/") || $0.contains("\"GET /ssai/") || $0.contains("\"GET /ads/") }
+            #expect(requests.count >= 10, "access log: \(log.suffix(1500))")
+            let notH2 = requests.filter { !$0.contains(" HTTP/2.0\" ") }
+            #expect(notH2.isEmpty, "requests not logged as HTTP/2.0: \(notH2.prefix(5))")
+            return (console, done, log)
+        }
+
+        @Test("hls.js plays https://localhost/live/demo/master.m3u8 over h2 for 20 s with zero error events")
+        func playsLiveOverHTTP2() throws {
+            let (_, done, log) = try Self.play(source: "/live/demo/master.m3u8", seconds: 20, every: 60, duration: 8)
+            #expect(log.contains("\"GET /live/demo/master.m3u8 HTTP/2.0\" 200 "), "\(log.suffix(1500))")
+            #expect(Self.field("breaks", in: done) == "0", "no ads on /live: \(done)")
+        }
+
+        @Test("hls.js plays a stitched https://localhost/ssai/ session over h2 through an ad break with zero error events")
+        func playsStitchedOverHTTP2() throws {
+            let (console, done, log) = try Self.play(source: "/ssai/demo/master.m3u8?device=tv", seconds: 40, every: 15, duration: 6)
+            #expect((Int(Self.field("breaks", in: done)) ?? 0) >= 1, "entered an ad break: \(done)")
+            #expect(console.contains { $0.contains("AD_END") }, "returned to content after the break: \(console.filter { $0.contains("AD_") })")
+            #expect(log.contains("\"GET /ssai/demo/master.m3u8?device=tv HTTP/2.0\" 200 "), "\(log.suffix(1500))")
+            #expect(log.contains("\"GET /ads/ad1/"), "ad segments fetched: \(log.suffix(1500))")
+        }
+    }
+}
