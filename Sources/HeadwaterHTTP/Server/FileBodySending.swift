@@ -10,6 +10,34 @@ enum FileBodySending: Sendable {
     case pieces
 }
 
+extension FileBodySending {
+    /// Sends bytes `start..<end` of `file` — what a body has beyond the part written with its head
+    /// (``OpenFile/readSmallBody(offset:count:appendingTo:)``) — on both HTTP/1 paths and HTTP/2
+    /// streams; `wrap` makes the pipeline's message of a piece of it. The future succeeds once all
+    /// of it is written.
+    ///
+    /// By `sendfile`, a body over ``OriginHTTPHandler/corkedBodyThreshold`` goes out corked.
+    func send(
+        _ file: OpenFile, from start: Int64, to end: Int64, context: ChannelHandlerContext,
+        wrap: @escaping (IOData) -> NIOAny
+    ) -> EventLoopFuture<Void> {
+        switch self {
+        case .sendfile:
+            let corked = end - start > OriginHTTPHandler.corkedBodyThreshold
+            if corked { OriginHTTPHandler.cork(true, context: context) }
+            let region = FileRegion(fileHandle: file.handle, readerIndex: Int(start), endIndex: Int(end))
+            let written = context.writeAndFlush(wrap(.fileRegion(region)))
+            if corked { written.assumeIsolated().whenComplete { _ in OriginHTTPHandler.cork(false, context: context) } }
+            return written
+        case .pieces:
+            let promise = context.eventLoop.makePromise(of: Void.self)
+            FileBodyPieces.send(
+                file, offset: start, count: end - start, context: context, wrap: { wrap(.byteBuffer($0)) }, done: promise)
+            return promise.futureResult
+        }
+    }
+}
+
 /// Streams a file body in pieces of ``pieceSize`` bytes, the next read only once the previous piece
 /// has been written (for an HTTP/2 stream: sent within its flow-control window; for TLS: encrypted
 /// and handed to the socket), so a slow reader holds one piece per response, never the file.

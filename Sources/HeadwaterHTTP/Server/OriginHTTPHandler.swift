@@ -287,7 +287,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             writeEnd(
                 log: log, keepAlive: keepAlive, lingerAfterwards: lingerAfterwards, afterWritten: afterWritten, context: context)
         case .file(let file, let offset, let count):
-            // A small body goes in the head's `writev`; a larger one by `sendfile`.
+            // A small body goes in the head's `writev`; the rest by `sendfile` or in pieces.
             var start = context.channel.allocator.buffer(capacity: count <= OpenFile.smallBodyLimit ? Int(count) : 0)
             let prefix = file.readSmallBody(offset: offset, count: count, appendingTo: &start)
             if prefix > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(start))), promise: nil) }
@@ -298,24 +298,10 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                     context: context)
                 return
             }
-            let sent: EventLoopFuture<Void>
-            let corked = fileBodies == .sendfile && count > Self.corkedBodyThreshold
-            switch fileBodies {
-            case .sendfile:
-                if corked { Self.cork(true, context: context) }
-                let region = FileRegion(
-                    fileHandle: file.handle, readerIndex: Int(offset + prefix), endIndex: Int(offset + count))
-                sent = context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region))))
-            case .pieces:
-                let promise = context.eventLoop.makePromise(of: Void.self)
-                FileBodyPieces.send(
-                    file, offset: offset + prefix, count: count - prefix, context: context,
-                    wrap: { self.wrapOutboundOut(.body(.byteBuffer($0))) }, done: promise)
-                sent = promise.futureResult
-            }
-            sent.assumeIsolated().whenComplete { result in
+            fileBodies.send(file, from: offset + prefix, to: offset + count, context: context) {
+                self.wrapOutboundOut(.body($0))
+            }.assumeIsolated().whenComplete { result in
                 file.close()
-                if corked { Self.cork(false, context: context) }
                 switch result {
                 case .success:
                     self.writeEnd(

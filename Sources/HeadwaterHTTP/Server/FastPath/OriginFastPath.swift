@@ -91,8 +91,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// (h2c with prior knowledge, RFC 9113 §3.3: how a CDN that pulls over HTTP/2 without TLS
     /// starts); `nil` once the first bytes have shown otherwise, and on TLS, where ALPN decides.
     private var installHTTP2: ((ChannelPipeline.SynchronousOperations) throws -> Void)?
-    /// `sendfile`, or pieces through memory under TLS (where this handler leaves bodies larger than
-    /// ``OpenFile/smallBodyLimit`` to the full path, which streams them).
+    /// `sendfile`, or pieces through memory under TLS.
     private let fileBodies: FileBodySending
     /// `false` (tests only: ``OriginServerConfiguration/fastPathAnswers``): every request goes to the
     /// full path, so the two can be compared on the same requests.
@@ -497,9 +496,6 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: Self.promise(calling: afterWritten, context: context))
             unflushed = true
             OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
-        case .file(_, _, let count) where fileBodies == .pieces && count > OpenFile.smallBodyLimit:
-            response.discardBody()  // the full path streams it in pieces
-            return false
         case .file(let file, let offset, let count):
             send(
                 SharedFile(file, kept: false, openedSecond: now).use(), offset: offset, count: count, after: bytes, log: log,
@@ -595,10 +591,6 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             file.done()
             return false
         }
-        if fileBodies == .pieces, head.method != .head, count > OpenFile.smallBodyLimit {
-            file.done()  // the full path streams it in pieces
-            return false
-        }
         let partial = range != .full
         let cors = environment.cors
         let time = dates.withValue { dates in
@@ -669,14 +661,12 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
             return
         }
-        let corked = count > OriginHTTPHandler.corkedBodyThreshold
-        if corked { OriginHTTPHandler.cork(true, context: context) }
-        let region = FileRegion(fileHandle: file.handle, readerIndex: Int(offset + prefix), endIndex: Int(offset + count))
         fileInFlight = true
         unflushed = false
-        context.writeAndFlush(wrapOutboundOut(.fileRegion(region))).assumeIsolated().whenComplete { result in
+        fileBodies.send(file, from: offset + prefix, to: offset + count, context: context) {
+            self.wrapOutboundOut($0)
+        }.assumeIsolated().whenComplete { result in
             shared.done()
-            if corked { OriginHTTPHandler.cork(false, context: context) }
             self.fileInFlight = false
             let error: (any Error)? = if case .failure(let error) = result { error } else { nil }
             // `self.environment`, not a copy captured up front: copying the struct retains
