@@ -2,9 +2,11 @@ import ArgumentParser
 import Foundation
 
 /// `headwater-bench all`: the release `headwater serve` against nginx serving the same bytes, over
-/// loopback, in one run: shared and stitched playlists, a 1 MiB segment, byte ranges, memory per
-/// idle connection and per session, and the in-process render cost against window length and
-/// history. One table of absolute figures and Headwater ÷ nginx ratios at the end.
+/// loopback, in one run: shared and stitched playlists, segments by their live URLs and a 1 MiB
+/// one, byte ranges, the same over TLS and HTTP/2, a floor (a minimal C server answering the shared
+/// playlist from memory), memory per idle connection and per session, and the in-process render
+/// cost against window length and history. One table of absolute figures and Headwater ÷ nginx
+/// ratios at the end.
 struct AllBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "all",
@@ -12,8 +14,10 @@ struct AllBenchmark: AsyncParsableCommand {
         discussion: """
             Workloads (for --only, comma-separated): \(Workload.allCases.map(\.rawValue).joined(separator: ", ")).
 
-            Needs wrk, nginx and taskset: bash Tests/tools/install-bench-tools.sh. Exits 1 when a run or a \
-            check fails; a target not met is reported in the table, not an error.
+            Needs wrk, nginx, taskset, h2load (HTTP/2 rows), openssl (TLS rows), cc and the OpenSSL headers \
+            (the floor server, the full-handshake client): \
+            bash Tests/tools/install-bench-tools.sh. Exits 1 when a run or a check fails; a target not met \
+            is reported in the table, not an error.
             """
     )
 
@@ -21,7 +25,7 @@ struct AllBenchmark: AsyncParsableCommand {
     @Option(help: "Rounds per workload, Headwater and nginx alternately; medians are compared (default 3; --quick: 1).")
     var rounds: Int?
     @Option(help: "Distinct sessions for the stitched row (default 2000; --quick: 200).") var sessions: Int?
-    @Flag(help: "Smoke run of every code path in well under a minute: 1 s runs, 1 round, fewer sessions and connections, an 8 MiB range file.")
+    @Flag(help: "Smoke run of every code path in about two minutes: 1 s runs, 1 round, fewer sessions and connections, an 8 MiB range file.")
     var quick = false
     @Option(help: "The headwater binary (default: next to this one, so a release build).") var server: String?
     @Option(help: "The nginx binary (default: nginx on PATH, or /usr/sbin/nginx).") var nginx: String?
@@ -30,9 +34,23 @@ struct AllBenchmark: AsyncParsableCommand {
     var repository: String?
 
     enum Workload: String, CaseIterable {
-        case shared, stitched, segment, range, key
+        case shared, floor, stitched, segment
+        case liveSegments = "live-segments"
+        case pushedSegment = "pushed-segment"
+        case range, key
+        case tlsShared = "tls-shared"
+        case tlsReconnects = "tls-reconnects"
+        case tlsHandshakes = "tls-handshakes"
+        case tlsSegment = "tls-segment"
+        case h2Shared = "h2-shared"
+        case h2Stitched = "h2-stitched"
         case blockingReload = "blocking-reload"
         case connections, sessions, scaling
+
+        /// Over TLS (the certificate, both servers' TLS listeners).
+        var usesTLS: Bool { [.tlsShared, .tlsReconnects, .tlsHandshakes, .tlsSegment, .h2Shared, .h2Stitched].contains(self) }
+        /// With h2load.
+        var usesH2Load: Bool { [.h2Shared, .h2Stitched].contains(self) }
     }
 
     /// Every size and duration of a run, from the options.
@@ -52,6 +70,8 @@ struct AllBenchmark: AsyncParsableCommand {
         var workloads: Set<Workload>
         var quick: Bool
 
+        var usesTLS: Bool { workloads.contains { $0.usesTLS } }
+
         /// Connections of the playlist rows (each at both), and of the byte rows.
         let playlistConnections = [64, 256]
         let byteConnections = 64
@@ -61,7 +81,7 @@ struct AllBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         let settings = try makeSettings()
-        let tools = try findTools()
+        let tools = try findTools(for: settings)
         BenchTools.raiseFileLimit()
         let signalSources = BenchCleanup.shared.installSignalHandlers()
         defer { withExtendedLifetime(signalSources) {} }
@@ -76,8 +96,9 @@ struct AllBenchmark: AsyncParsableCommand {
         await comparison.tearDown()
         print("")
         print(ResultTable.render(comparison.rows))
-        print("H/n: Headwater ÷ nginx. req/s H/n (MB/s for the segment) above 1: Headwater served more; CPU H/n (server CPU")
-        print("µs per request, per MiB for the segment) below 1: Headwater spent less. Rates are medians of alternate runs.")
+        print("H/n: Headwater ÷ nginx (÷ the floor on the floor row). req/s H/n (MB/s for segments) above 1: Headwater served")
+        print("more; CPU H/n (server CPU µs per request, per MiB for segments) below 1: Headwater spent less. Rates are medians")
+        print("of alternate runs.")
         for problem in comparison.problems { print("check failed: \(problem)") }
         if let failure {
             print("error: \(failure)")
@@ -121,9 +142,18 @@ struct AllBenchmark: AsyncParsableCommand {
         var repository: URL
         var wrkScript: String
         var sessionScript: String
+        /// For the HTTP/2 rows (`nil` when none runs).
+        var h2load: String?
+        /// For the TLS rows' certificate and handshake checks (`nil` when none runs).
+        var openssl: String?
+        /// The C compiler for the floor server and the full-handshake client (`nil` when neither
+        /// runs), and their sources.
+        var cc: String?
+        var floorSource: String
+        var handshakeClientSource: String
     }
 
-    private func findTools() throws -> Tools {
+    private func findTools(for settings: Settings) throws -> Tools {
         guard let wrk = BenchTools.executable(named: "wrk") else {
             print("wrk is not installed: bash Tests/tools/install-bench-tools.sh")
             throw ExitCode(69)
@@ -144,11 +174,26 @@ struct AllBenchmark: AsyncParsableCommand {
         if let stale = Self.newerSource(than: headwater, in: root) {
             print("warning: \(stale) is newer than \(headwater): rebuild it (swift build -c release --product headwater)")
         }
+        // Only what the selected rows use is required, so that `--only` runs without the others' tools.
+        func required(_ name: String, _ needed: Bool, package: String) throws -> String? {
+            guard needed else { return nil }
+            guard let path = BenchTools.executable(named: name) else {
+                print("\(name) is not installed (\(package)): bash Tests/tools/install-bench-tools.sh")
+                throw ExitCode(69)
+            }
+            return path
+        }
+        let workloads = settings.workloads
         let tools = Tools(
             wrk: wrk, nginx: nginx, taskset: BenchTools.executable(named: "taskset"), headwater: headwater, repository: root,
             wrkScript: root.appendingPathComponent("Tests/tools/origin-bench.lua").path,
-            sessionScript: root.appendingPathComponent("Tests/tools/session-memory.lua").path)
-        for path in [tools.wrkScript, tools.sessionScript] where !FileManager.default.fileExists(atPath: path) {
+            sessionScript: root.appendingPathComponent("Tests/tools/session-memory.lua").path,
+            h2load: try required("h2load", workloads.contains { $0.usesH2Load }, package: "nghttp2-client"),
+            openssl: try required("openssl", settings.usesTLS, package: "openssl"),
+            cc: try required("cc", workloads.contains(.floor) || workloads.contains(.tlsHandshakes), package: "gcc"),
+            floorSource: root.appendingPathComponent("Tests/tools/floor-server.c").path,
+            handshakeClientSource: root.appendingPathComponent("Tests/tools/tls-handshake-client.c").path)
+        for path in [tools.wrkScript, tools.sessionScript, tools.floorSource, tools.handshakeClientSource] where !FileManager.default.fileExists(atPath: path) {
             throw ValidationError("no \(path): pass --repository")
         }
         return tools

@@ -19,6 +19,17 @@ struct LoopbackClient {
         return (Int(response.status.code), response.headers, Array(body.readableBytesView))
     }
 
+    /// `PUT` (the push ingest): status and the response body.
+    func put(_ path: String, body: [UInt8], headers: [(String, String)] = []) async throws -> (Int, [UInt8]) {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = .PUT
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let received = try await response.body.collect(upTo: 1 << 20)
+        return (Int(response.status.code), Array(received.readableBytesView))
+    }
+
     /// Status, Content-Encoding and the body as received (not decompressed).
     func get(_ path: String, gzip: Bool = false) async throws -> (Int, String?, [UInt8]) {
         let (status, headers, body) = try await fetch(path, headers: gzip ? [("Accept-Encoding", "gzip")] : [])

@@ -16,6 +16,19 @@ extension OriginComparison {
 
     // MARK: wrk, A/B
 
+    /// A server in a comparison, and what the load generator is given for it.
+    struct Contender {
+        var name: String
+        /// The URL the load generator gets (with `HEADWATER_PATHS`, its scheme, host and port count).
+        var url: String
+        var server: ServerProcess
+        /// The load generator's environment, made again before every run: the live-URL row lists
+        /// the segments of that moment (Headwater's window moves on every 2 s).
+        var environment: () throws -> [String: String] = { [:] }
+        /// How the environment is described in the report, if it is not empty.
+        var note: String?
+    }
+
     /// Runs one workload on Headwater and nginx alternately (after a warm-up of each), with the
     /// same wrk settings; prints every run and the medians. `check` looks at each run's figures
     /// and returns what is wrong, if anything. Returns the medians and whether a check failed.
@@ -26,49 +39,66 @@ extension OriginComparison {
     ) throws -> (headwater: WrkSummary, nginx: WrkSummary, failed: Bool) {
         guard let headwater, let nginx else { throw ValidationError("the servers are not running") }
         let runner = WrkRunner(wrk: tools.wrk, taskset: tools.taskset, script: tools.wrkScript, connections: connections)
-        let sides = [
-            (name: "headwater", url: headwaterBase + path, server: headwater, environment: environment.headwater),
-            (name: "nginx", url: nginxBase + path, server: nginx, environment: environment.nginx),
+        func note(_ environment: [String: String]) -> String? {
+            environment.isEmpty ? nil : environment.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
+        }
+        let contenders = [
+            Contender(
+                name: "headwater", url: headwaterBase + path, server: headwater, environment: { environment.headwater },
+                note: note(environment.headwater)),
+            Contender(name: "nginx", url: nginxBase + path, server: nginx, environment: { environment.nginx }, note: note(environment.nginx)),
         ]
+        let (medians, failed) = try compare(label, contenders, load: runner, headers: headers, check: check)
+        return (medians[0], medians[1], failed)
+    }
+
+    /// Runs one workload on each contender in turn (after a warm-up of each), `settings.rounds`
+    /// times, with the same load generator and headers; prints every run and the medians. `check`
+    /// looks at each run's figures and returns what is wrong, if anything. Returns the medians, in
+    /// the contenders' order, and whether a run or check failed.
+    func compare(
+        _ label: String, _ contenders: [Contender], load: any LoadGenerator, headers: [String] = [],
+        check: (WrkResult) -> String? = { _ in nil }
+    ) throws -> (medians: [WrkSummary], failed: Bool) {
         let problemsBefore = problems.count
-        func run(_ side: (name: String, url: String, server: ServerProcess, environment: [String: String]), seconds: Int, round: String)
-            throws -> WrkResult
-        {
-            let result = try runner.run(
-                url: side.url, seconds: seconds, headers: headers, environment: side.environment, serverCPU: side.server.cpuSeconds)
+        func run(_ contender: Contender, seconds: Int, round: String) throws -> WrkResult {
+            let result = try load.run(
+                url: contender.url, seconds: seconds, headers: headers, environment: try contender.environment(),
+                serverCPU: contender.server.cpuSeconds)
             if result.failures > 0 {
-                problems.append("\(label), \(side.name), \(round): \(result.errors) socket errors or statuses ≥ 400, \(result.non2xx) non-2xx")
+                problems.append("\(label), \(contender.name), \(round): \(result.errors) socket errors or statuses ≥ 400, \(result.non2xx) non-2xx")
             }
-            if let message = check(result) { problems.append("\(label), \(side.name), \(round): \(message)") }
+            if let message = check(result) { problems.append("\(label), \(contender.name), \(round): \(message)") }
             return result
         }
 
         print("")
         print("\(label)")
-        print("  " + runner.commandLine(url: sides[0].url, seconds: settings.seconds, headers: headers))
-        for (name, value) in environment.headwater { print("  Headwater: \(name)=\(value)") }
-        for (name, value) in environment.nginx { print("  nginx:     \(name)=\(value)") }
-        for side in sides { _ = try run(side, seconds: settings.warmUpSeconds, round: "warm-up") }
+        print("  " + load.commandLine(url: contenders[0].url, seconds: settings.seconds, headers: headers))
+        for contender in contenders {
+            if let note = contender.note { print("  " + pad(contender.name + ":", 11) + note) }
+        }
+        for contender in contenders { _ = try run(contender, seconds: settings.warmUpSeconds, round: "warm-up") }
         print(
             "  " + pad("round", 7) + pad("server", 10) + leftPad("req/s", 9) + leftPad("MB/s", 9) + leftPad("p50 ms", 8)
                 + leftPad("p99 ms", 8) + leftPad("µs/req", 9) + leftPad("µs/MiB", 9) + leftPad("srv CPU", 9)
-                + leftPad("wrk CPU", 9) + leftPad("B/resp", 9))
-        var results: [[WrkResult]] = [[], []]
+                + leftPad("cli CPU", 9) + leftPad("B/resp", 9))
+        var results = [[WrkResult]](repeating: [], count: contenders.count)
         for round in 1...settings.rounds {
-            for (index, side) in sides.enumerated() {
-                let result = try run(side, seconds: settings.seconds, round: "round \(round)")
+            for (index, contender) in contenders.enumerated() {
+                let result = try run(contender, seconds: settings.seconds, round: "round \(round)")
                 results[index].append(result)
-                print("  " + pad(String(round), 7) + pad(side.name, 10) + Self.detail(WrkSummary([result])))
+                print("  " + pad(String(round), 7) + pad(contender.name, 10) + Self.detail(WrkSummary([result])))
             }
         }
         let medians = results.map(WrkSummary.init)
-        for (index, side) in sides.enumerated() {
-            print("  " + pad("median", 7) + pad(side.name, 10) + Self.detail(medians[index]))
+        for (index, contender) in contenders.enumerated() {
+            print("  " + pad("median", 7) + pad(contender.name, 10) + Self.detail(medians[index]))
         }
         if medians.contains(where: { $0.clientCPU > 0.9 }) {
-            print("  (wrk used > 90 % of its CPU: the client may have set the rate; compare CPU per request)")
+            print("  (the client used > 90 % of its CPU: it may have set the rate; compare CPU per request)")
         }
-        return (medians[0], medians[1], problems.count > problemsBefore)
+        return (medians, problems.count > problemsBefore)
     }
 
     static func detail(_ summary: WrkSummary) -> String {
@@ -82,7 +112,6 @@ extension OriginComparison {
             + leftPad(format(summary.bytesPerResponse, decimals: 0), 9)
     }
 
-    /// The table's figures for one server.
     /// The table's figures for one server: rate, p50/p99 latency, server CPU per request (or MiB).
     static func figures(_ summary: WrkSummary, _ kind: Figures) -> String {
         let latency = "\(format(summary.p50Microseconds / 1000, decimals: 2))/\(format(summary.p99Microseconds / 1000, decimals: 2)) ms"
@@ -153,6 +182,16 @@ extension OriginComparison {
             let bytes = result.bytesPerResponse
             return bytes >= low && bytes <= high
                 ? nil : "\(format(bytes, decimals: 0)) bytes per response; expected \(what) (\(Int(low))–\(Int(high)))"
+        }
+    }
+
+    /// Bytes per response of a segment row: the segment and a head, plus the responses still in
+    /// flight when the run ends (wrk counts their bytes read so far but not them), at most one per
+    /// connection: in a short run (`--quick`, a debug server over TLS) they add percents.
+    static func segmentBytesCheck(_ size: Double, connections: Int) -> (WrkResult) -> String? {
+        { result in
+            let high = size + 1024 + Double(connections) * size / Double(max(1, result.requests))
+            return bytesCheck(size, high, "the segment and headers, and what was in flight at the end")(result)
         }
     }
 

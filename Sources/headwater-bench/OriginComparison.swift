@@ -5,8 +5,8 @@ import HeadwaterRuntime
 import NIOHTTP1
 
 /// One run of `headwater-bench all`: starts Headwater, snapshots what it serves into the files
-/// nginx serves, starts nginx, checks both, runs the selected workloads and collects the table's
-/// rows. Used from one task, start to end.
+/// nginx serves (and the floor server's one response), starts nginx (and the floor), checks them,
+/// runs the selected workloads and collects the table's rows. Used from one task, start to end.
 final class OriginComparison {
     typealias Settings = AllBenchmark.Settings
 
@@ -14,6 +14,9 @@ final class OriginComparison {
     let tools: AllBenchmark.Tools
     let fixture: OriginFixture
     let client = HTTPClient(eventLoopGroupProvider: .singleton)
+    /// Clients for the TLS checks, trusting the bench's certificate: HTTP/1.1 only, and HTTP/2 by
+    /// ALPN (made when a TLS row runs).
+    var tlsClients: (http1: HTTPClient, http2: HTTPClient)?
     /// The final table, in the order measured.
     var rows: [ResultRow] = []
     /// Checks that failed: the run exits 1.
@@ -21,8 +24,15 @@ final class OriginComparison {
 
     private(set) var headwater: ServerProcess?
     private(set) var nginx: ServerProcess?
+    /// The minimal C server of the floor row (`nil` unless it runs).
+    var floor: ServerProcess?
     private(set) var headwaterPort = 0
     private(set) var nginxPort = 0
+    var floorPort = 0
+    /// TLS ports: Headwater's listener, nginx's (HTTP/1.1 and h2), and nginx's logged check port.
+    private(set) var headwaterTLSPort = 0
+    private(set) var nginxTLSPort = 0
+    private(set) var nginxTLSCheckPort = 0
     /// The last lines of both servers' logs, kept when the directory is removed.
     private var logTails = ""
 
@@ -44,19 +54,34 @@ final class OriginComparison {
         /// The encrypted channel's key, and the key token that opens it.
         var key: [UInt8] = []
         var keyToken = ""
+        /// nginx's paths of the live-URL row's segments (Headwater's bytes at `/live/demo/v1/<msn>.ts`,
+        /// written to `/bench/live/v1/<msn>.ts`), and their bytes.
+        var liveSegmentPaths: [String] = []
+        var liveSegments: [[UInt8]] = []
+        /// The pushed 1 MiB segment's live path (`/live/bulk/v1/<run>-<msn>.ts`).
+        var pushedPath = ""
+        /// Headwater's whole response (head and gzip body) to the shared playlist: the floor's answer.
+        var floorResponse: [UInt8] = []
     }
 
-    private(set) var snapshot = Snapshot()
+    var snapshot = Snapshot()
     /// Headwater's shared gzip playlist at 64 connections, for the stitched row's ratio.
     var sharedGzip64: WrkSummary?
 
     var headwaterBase: String { "http://127.0.0.1:\(headwaterPort)" }
     var nginxBase: String { "http://127.0.0.1:\(nginxPort)" }
+    var floorBase: String { "http://127.0.0.1:\(floorPort)" }
+    var headwaterTLSBase: String { "https://127.0.0.1:\(headwaterTLSPort)" }
+    var nginxTLSBase: String { "https://127.0.0.1:\(nginxTLSPort)" }
 
     init(settings: Settings, tools: AllBenchmark.Tools) throws {
         self.settings = settings
         self.tools = tools
-        self.fixture = try OriginFixture.create(repository: tools.repository, encryptedChannel: settings.workloads.contains(.key))
+        let workloads = settings.workloads
+        if settings.usesTLS { headwaterTLSPort = try BenchTools.freePort() }
+        self.fixture = try OriginFixture.create(
+            repository: tools.repository, encryptedChannel: workloads.contains(.key), pushChannel: workloads.contains(.pushedSegment),
+            tlsPort: settings.usesTLS ? headwaterTLSPort : nil, openssl: tools.openssl)
     }
 
     func selected(_ workload: AllBenchmark.Workload) -> Bool { settings.workloads.contains(workload) }
@@ -69,12 +94,23 @@ final class OriginComparison {
         try await takeSnapshot()
         try await startNginx()
         try await checkBothServers()
+        if selected(.floor) { try await startFloor() }
+        if settings.usesTLS { try await checkTLS() }
 
         if selected(.shared) { try sharedPlaylists() }
+        if selected(.floor) { try floorRow() }
         if selected(.stitched) { try await stitchedPlaylists() }
         if selected(.segment) { try segment() }
+        if selected(.liveSegments) { try liveSegmentsRow() }
+        if selected(.pushedSegment) { try pushedSegmentRow() }
         if selected(.range) { try ranges() }
         if selected(.key) { try keys() }
+        if selected(.tlsShared) { try tlsSharedRow() }
+        if selected(.tlsReconnects) { try tlsReconnectsRow() }
+        if selected(.tlsHandshakes) { try tlsHandshakesRow() }
+        if selected(.tlsSegment) { try tlsSegmentRow() }
+        if selected(.h2Shared) { try h2SharedRow() }
+        if selected(.h2Stitched) { try h2StitchedRow() }
         if selected(.blockingReload) {
             print("\nblocking playlist reload: n/a (LL-HLS blocking reload not built yet)")
             rows.append(
@@ -92,6 +128,10 @@ final class OriginComparison {
     func tearDown() async {
         stopServers()
         try? await client.shutdown()
+        if let tlsClients {
+            try? await tlsClients.http1.shutdown()
+            try? await tlsClients.http2.shutdown()
+        }
         fixture.remove()
     }
 
@@ -99,7 +139,7 @@ final class OriginComparison {
     func serverLogs() -> String? { logTails.isEmpty ? nil : logTails }
 
     func stopServers() {
-        for server in [headwater, nginx].compactMap({ $0 }) {
+        for server in [headwater, nginx, floor].compactMap({ $0 }) {
             server.stop()
             let tail = server.logTail()
             if !tail.isEmpty { logTails += "\(server.name) log (last lines):\n\(tail)\n" }
@@ -111,6 +151,7 @@ final class OriginComparison {
         }
         headwater = nil
         nginx = nil
+        floor = nil
     }
 
     // MARK: Header and servers
@@ -125,8 +166,16 @@ final class OriginComparison {
         print("nginx:     \(nginxVersion) (\(tools.nginx)), worker_processes 1")
         print("headwater: \(tools.headwater)")
         print("wrk:       \(runner.commandLine(url: "http://127.0.0.1:PORT/PATH", seconds: settings.seconds, headers: ["…"]))")
-        print("           -c64 and -c256 for playlists, -c\(settings.byteConnections) for the segment and ranges; -H and the")
+        print("           -c64 and -c256 for playlists, -c\(settings.byteConnections) for segments and ranges; -H and the")
         print("           script's mode (one path / a path list / ranges) as each workload says; \(settings.warmUpSeconds) s warm-up each")
+        if let h2load = tools.h2load {
+            let h2 = H2LoadRunner(h2load: h2load, taskset: tools.taskset, directory: fixture.directory, clients: 64, streams: 10)
+            let version = BenchTools.output(of: h2load, ["--version"]) ?? "unknown"
+            print("h2load:    \(h2.commandLine(url: "https://127.0.0.1:PORT/PATH", seconds: settings.seconds, headers: ["…"])) (\(version))")
+        }
+        if let tls = fixture.tls {
+            print("TLS:       TLS 1.3, both servers present \(tls.certificate.lastPathComponent) (ECDSA P-256, self-signed, made with openssl now)")
+        }
         print(
             "pinning:   "
                 + (pinned
@@ -138,6 +187,9 @@ final class OriginComparison {
             print("warning:   \(tools.headwater) looks like a debug build; benchmarks need release builds")
         }
         if settings.quick { print("mode:      --quick (smoke run: the figures mean nothing)") }
+        if selected(.pushedSegment) {
+            print("push:      channel \(OriginFixture.pushChannel) (push, stall: none): not live until the bench pushes, so /readyz waits for it")
+        }
     }
 
     private func startHeadwater() async throws {
@@ -151,16 +203,21 @@ final class OriginComparison {
             environment: [
                 "HEADWATER_SESSION_KEY": "headwater-bench-session-key-0123456789",
                 "HEADWATER_KEY_SECRET": OriginFixture.keySecret, "HEADWATER_KEY_TOKEN_SECRET": OriginFixture.keyTokenSecret,
+                OriginFixture.ingestTokenVariable: OriginFixture.ingestToken,
             ],
             log: fixture.directory.appendingPathComponent("headwater.log"))
         let http = LoopbackClient(client: client, base: headwaterBase)
         do {
-            try await http.waitUntilReady(process: headwater!.process, timeout: .seconds(60))
+            // /readyz stays 503 while the push channel has had no push: then wait for the demo's playlist.
+            try await http.waitUntilReady(
+                process: headwater!.process, path: selected(.pushedSegment) ? Self.sharedPath : "/readyz", timeout: .seconds(60))
         } catch {
             throw ValidationError("Headwater did not start: \(error)")
         }
         let version = try await headwaterVersion(http)
-        print("           version \(version), listening on \(headwaterBase), pid \(headwater!.pid)")
+        print(
+            "           version \(version), listening on \(headwaterBase)"
+                + (settings.usesTLS ? " and \(headwaterTLSBase)" : "") + ", pid \(headwater!.pid)")
     }
 
     /// `headwater --version` or `headwater version` when the binary has one, else what its
@@ -179,8 +236,14 @@ final class OriginComparison {
 
     private func startNginx() async throws {
         nginxPort = try BenchTools.freePort()
+        var tls: (port: Int, checkPort: Int)?
+        if settings.usesTLS {
+            (nginxTLSPort, nginxTLSCheckPort) = (try BenchTools.freePort(), try BenchTools.freePort())
+            tls = (nginxTLSPort, nginxTLSCheckPort)
+        }
         let modules = BenchTools.output(of: tools.nginx, ["-V"]) ?? ""
-        try fixture.nginxConf(port: nginxPort, modules: modules).write(to: fixture.nginxConfig, atomically: true, encoding: .utf8)
+        try fixture.nginxConf(port: nginxPort, tls: tls, modules: modules)
+            .write(to: fixture.nginxConfig, atomically: true, encoding: .utf8)
         let errorLog = fixture.directory.appendingPathComponent("nginx-error.log").path
         nginx = try ServerProcess.start(
             name: "nginx", executable: tools.nginx,
@@ -194,7 +257,9 @@ final class OriginComparison {
         }
         let workers = ProcessStat.children(of: nginx!.pid)
         guard workers.count == 1 else { throw ValidationError("nginx runs \(workers.count) workers; expected 1") }
-        print("nginx:     listening on \(nginxBase), master pid \(nginx!.pid), worker pid \(workers[0]) (\(fixture.nginxConfig.lastPathComponent))")
+        print(
+            "nginx:     listening on \(nginxBase)" + (tls == nil ? "" : " and \(nginxTLSBase) (listen … ssl http2; check port \(nginxTLSCheckPort))")
+                + ", master pid \(nginx!.pid), worker pid \(workers[0]) (\(fixture.nginxConfig.lastPathComponent))")
     }
 
     // MARK: The same bytes
@@ -210,7 +275,7 @@ final class OriginComparison {
         print(
             "snapshot:  \(Self.sharedPath) \(shared.count) bytes, gzip \(sharedGzip.count) bytes; \(Self.masterPath) \(snapshot.master.count) bytes"
         )
-        if selected(.stitched) {
+        if selected(.stitched) || selected(.h2Stitched) {
             let clock = ContinuousClock()
             let started = clock.now
             snapshot.stitchedPaths = try await http.openSessions(count: settings.stitchedSessions, channel: "demo", rendition: "v1")
@@ -229,9 +294,16 @@ final class OriginComparison {
                 "           \(snapshot.stitchedPaths.count) sessions (device=tv/phone/other) opened, their stitched playlists written to /stitched/<i>.m3u8"
                     + " (average \(average) bytes, \(gzipAverage) gzip level 1) in \(format(BenchTools.seconds(clock.now - started), decimals: 1)) s")
         }
-        if selected(.segment) {
+        if selected(.segment) || selected(.pushedSegment) || selected(.tlsSegment) {
             snapshot.segment = try fixture.writeSegment()
             print("           \(OriginFixture.segmentPath): \(snapshot.segment.count) bytes (the demo's v1 segments, cut at 1 MiB)")
+        }
+        if selected(.liveSegments) { try await snapshotLiveSegments(http) }
+        if selected(.pushedSegment) { try await pushSegment(http) }
+        if selected(.floor) {
+            snapshot.floorResponse = try RawHTTP.get(port: headwaterPort, path: Self.sharedPath, headers: [Self.gzipHeader])
+            try Data(snapshot.floorResponse).write(to: fixture.directory.appendingPathComponent("floor-response.bin"))
+            print("           floor-response.bin: Headwater's whole response to GET \(Self.sharedPath) with gzip, \(snapshot.floorResponse.count) bytes")
         }
         if selected(.key) {
             snapshot.keyToken = try KeyTokenSigner(secretText: OriginFixture.keyTokenSecret)
@@ -316,6 +388,15 @@ final class OriginComparison {
             for server in [headwater, nginx] {
                 _ = try await expect(server, OriginFixture.segmentPath, gzip: false, body: snapshot.segment)
             }
+        }
+        for (index, path) in snapshot.liveSegmentPaths.enumerated() {
+            _ = try await expect(nginx, path, gzip: false, body: snapshot.liveSegments[index])
+        }
+        if selected(.liveSegments) {
+            for path in try currentLiveSegmentPaths() { _ = try await expect(headwater, path, gzip: false) }
+        }
+        if !snapshot.pushedPath.isEmpty {
+            _ = try await expect(headwater, snapshot.pushedPath, gzip: false, body: snapshot.segment)
         }
         if snapshot.rangeFileLength > 0 {
             let size = settings.rangeBytes
