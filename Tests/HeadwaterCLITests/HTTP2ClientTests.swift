@@ -349,6 +349,11 @@ extension RealClients {
 
         /// A TLS 1.2 ClientHello as a browser starts one: SNI `serverName`, ALPN h2 and http/1.1,
         /// P-256 and ECDSA, two AEAD suites. Hand-made, so the test controls every byte.
+        ///
+        /// The plain listener reads it as an HTTP/1.1 request line, which ends at the first LF: the
+        /// supported_groups extension's type (0x000A), present in every ECDHE ClientHello, is one, so
+        /// the server answers 400 at once. (Bytes with no LF at all are a request line still
+        /// arriving, held like any other until the idle timeout.)
         static func clientHello(serverName: String) -> [UInt8] {
             func u16(_ value: Int) -> [UInt8] { [UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
             func u24(_ value: Int) -> [UInt8] { [UInt8(value >> 16 & 0xFF)] + u16(value) }
