@@ -11,8 +11,9 @@ import Glibc
 #endif
 
 /// The TLS and HTTP/2 rows: both servers present the same ECDSA P-256 certificate on a TLS port
-/// (TLS 1.3; h2 and http/1.1 by ALPN). wrk (no ALPN: HTTP/1.1) measures keep-alive and full
-/// handshakes; h2load (ALPN h2) measures HTTP/2 with 10 streams per connection.
+/// (TLS 1.3; h2 and http/1.1 by ALPN). wrk (no ALPN: HTTP/1.1) measures keep-alive connections and
+/// a reconnect per request (resumed handshakes); `tls-handshake-client.c` full handshakes; h2load
+/// (ALPN h2) HTTP/2 with 10 streams per connection.
 extension OriginComparison {
     /// h2load's shape: 64 connections, each with up to 10 requests in flight.
     static let h2Clients = 64
@@ -92,16 +93,16 @@ extension OriginComparison {
 
     // MARK: Contenders
 
-    private func tlsContenders(path: String, nginxPath: String? = nil, environment: (headwater: String, nginx: String)? = nil) throws
-        -> [Contender]
-    {
+    /// Headwater's and nginx's TLS ports at `path`; with `environment`, the `HEADWATER_PATHS` file of
+    /// each.
+    private func tlsContenders(path: String, environment: (headwater: String, nginx: String)? = nil) throws -> [Contender] {
         guard let headwater, let nginx else { throw ValidationError("the servers are not running") }
         return [
             Contender(
                 name: "headwater", url: headwaterTLSBase + path, server: headwater,
                 environment: { environment.map { ["HEADWATER_PATHS": $0.headwater] } ?? [:] }),
             Contender(
-                name: "nginx", url: nginxTLSBase + (nginxPath ?? path), server: nginx,
+                name: "nginx", url: nginxTLSBase + path, server: nginx,
                 environment: { environment.map { ["HEADWATER_PATHS": $0.nginx] } ?? [:] }),
         ]
     }
