@@ -46,6 +46,7 @@ enum HTTP2Connection {
                 keepalive: nil
             )
         )
+        try pipeline.addHandler(FlushCoalescing())
         // Streams live on the connection's event loop, as the log lines do.
         let lines = NIOLoopBound(accessLines, eventLoop: pipeline.eventLoop)
         _ = try pipeline.configureHTTP2Pipeline(
