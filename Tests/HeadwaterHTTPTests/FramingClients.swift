@@ -167,6 +167,8 @@ final class FramingOrigin: Sendable {
         var responses: [FramingResponse]
         var log: LogRecorder
         var metrics: OriginMetrics
+        /// Requests the fast HTTP/1 path answered (none on the other framings).
+        var fastPathAnswered: Int
     }
 
     /// Sends `requests` in order, one at a time, to a server of its own (fresh metrics and access
@@ -176,7 +178,10 @@ final class FramingOrigin: Sendable {
     func run(_ framing: Framing, _ requests: [FramingRequest]) async throws -> Run {
         let log = LogRecorder()
         let metrics = OriginMetrics()
-        let responses = try await withServer(fastPathAnswers: framing != .full, metrics: metrics, accessLogger: log.logger) {
+        let tally = FastPathTally()
+        let responses = try await withServer(
+            fastPathAnswers: framing != .full, tally: tally, metrics: metrics, accessLogger: log.logger
+        ) {
             port in
             let afterEach: @Sendable (Int) async throws -> Void = { index in
                 for _ in 0..<500 where log.snapshot.count <= index { try await Task.sleep(for: .milliseconds(5)) }
@@ -187,18 +192,20 @@ final class FramingOrigin: Sendable {
             case .http2: return try await H2CFramingClient.send(requests, port: port, afterEach: afterEach)
             }
         }
-        return Run(framing: framing, responses: responses, log: log, metrics: metrics)
+        return Run(framing: framing, responses: responses, log: log, metrics: metrics, fastPathAnswered: tally.count)
     }
 
     /// An `OriginServer` of this origin on 127.0.0.1 (ephemeral port) for the duration of `body`,
     /// built as ``withServer(content:ingest:configure:logger:accessLogger:clock:_:)`` builds one, with
     /// ad insertion and this origin's clock and static files.
     func withServer<T: Sendable>(
-        fastPathAnswers: Bool, metrics: OriginMetrics, accessLogger: Logger, _ body: @Sendable (_ port: Int) async throws -> T
+        fastPathAnswers: Bool, tally: FastPathTally, metrics: OriginMetrics, accessLogger: Logger,
+        _ body: @Sendable (_ port: Int) async throws -> T
     ) async throws -> T {
         var configuration = OriginServerConfiguration(port: 0, publicDirectory: publicDirectory.path)
         configuration.metrics = metrics
         configuration.fastPathAnswers = fastPathAnswers
+        configuration.fastPathTally = tally
         let server = OriginServer(
             configuration: configuration, content: registry, ingest: nil, logger: quietLogger, accessLogger: accessLogger,
             clock: clock, adInsertion: insertion)

@@ -273,6 +273,7 @@ public final class OriginServer: Service {
         let maxHeadBytes = configuration.maxRequestHeadBytes
         let http2 = configuration.http2
         let fastPathAnswers = configuration.fastPathAnswers
+        let tally = configuration.fastPathTally
         return ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -291,7 +292,7 @@ public final class OriginServer: Service {
                             pipeline, environment: handlers.environment, dates: handlers.dates.box(for: loop),
                             accessLines: handlers.accessLines.box(for: loop), playlists: handlers.playlists.box(for: loop),
                             fileHeads: handlers.fileHeads.box(for: loop), idleTimeout: idleTimeout, maxHeadBytes: maxHeadBytes,
-                            http2: http2, fastPathAnswers: fastPathAnswers)
+                            http2: http2, fastPathAnswers: fastPathAnswers, tally: tally)
                         return
                     }
                     try TLSConnection.configure(channel, context: tls.context, handshakeTimeout: idleTimeout) {
@@ -305,7 +306,7 @@ public final class OriginServer: Service {
                                 pipeline, environment: handlers.environment, dates: handlers.dates.box(for: loop),
                                 accessLines: handlers.accessLines.box(for: loop), playlists: handlers.playlists.box(for: loop),
                                 fileHeads: handlers.fileHeads.box(for: loop), idleTimeout: idleTimeout,
-                                maxHeadBytes: maxHeadBytes, fileBodies: .pieces, fastPathAnswers: fastPathAnswers)
+                                maxHeadBytes: maxHeadBytes, fileBodies: .pieces, fastPathAnswers: fastPathAnswers, tally: tally)
                         }
                     }
                 }
@@ -325,7 +326,8 @@ public final class OriginServer: Service {
         maxHeadBytes: Int,
         fileBodies: FileBodySending = .sendfile,
         http2: HTTP2Limits? = nil,
-        fastPathAnswers: Bool = true
+        fastPathAnswers: Bool = true,
+        tally: FastPathTally? = nil
     ) throws {
         var limits = NIOHTTPDecoderLimitConfiguration()
         limits.maxHeaderFieldSize = maxHeadBytes
@@ -344,6 +346,7 @@ public final class OriginServer: Service {
                 idleTimeout: idleTimeout,
                 fileBodies: fileBodies,
                 answers: fastPathAnswers,
+                tally: tally,
                 installHTTP2: http2.map { limits in
                     { pipeline in
                         try HTTP2Connection.configure(

@@ -39,6 +39,9 @@ public struct OriginServerConfiguration: Sendable {
     /// Whether ``OriginFastPath`` answers the requests it can (always, in production). Tests turn it
     /// off to have NIO's HTTP/1 path answer the same requests, and compare the two.
     var fastPathAnswers = true
+    /// Counts the requests ``OriginFastPath`` answered (tests only: that a comparison of the two
+    /// paths really had the fast one answer).
+    var fastPathTally: FastPathTally?
 
     public init(
         host: String = "127.0.0.1",

@@ -2,6 +2,7 @@ import HeadwaterRuntime
 import Logging
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// How many responses the full path (``OriginHTTPHandler``) has finished on one connection, so
 /// ``OriginFastPath`` knows when it may answer again without overtaking one. Shared by the two
@@ -12,6 +13,13 @@ final class FullPathProgress {
 
 @available(*, unavailable)
 extension FullPathProgress: Sendable {}
+
+/// How many requests ``OriginFastPath`` answered on one server (tests: ``OriginServerConfiguration/fastPathTally``).
+final class FastPathTally: Sendable {
+    private let answered = Atomic<Int>(0)
+    var count: Int { answered.load(ordering: .relaxed) }
+    func add() { answered.add(1, ordering: .relaxed) }
+}
 
 /// The first handler after the socket: answers the requests that make up most of an origin's
 /// traffic — plain `GET`/`HEAD`s of shared live playlists, segments and static files (with one
@@ -96,6 +104,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// `false` (tests only: ``OriginServerConfiguration/fastPathAnswers``): every request goes to the
     /// full path, so the two can be compared on the same requests.
     private let answers: Bool
+    private let tally: FastPathTally?
     /// How long a connection may go without a byte from its client before it is closed (when
     /// nothing is being answered; the full path decides once it is there), as NIO's
     /// `IdleStateHandler(readTimeout:)` would: this handler keeps the timer itself, so each
@@ -119,11 +128,13 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         idleTimeout: TimeAmount,
         fileBodies: FileBodySending = .sendfile,
         answers: Bool = true,
+        tally: FastPathTally? = nil,
         installHTTP2: ((ChannelPipeline.SynchronousOperations) throws -> Void)? = nil,
         installFullPath: @escaping (ChannelPipeline.SynchronousOperations) throws -> Void
     ) {
         self.fileBodies = fileBodies
         self.answers = answers
+        self.tally = tally
         self.installHTTP2 = installHTTP2
         self.environment = environment
         self.content = environment.responder.content
@@ -243,6 +254,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             switch scan {
             case .fast(let head) where context.channel.isWritable:
                 if answer(head, in: input, arrived: arrived, context: context) {
+                    tally?.add()
                     input.moveReaderIndex(forwardBy: head.length)
                 } else {
                     handOver(input, wholeRequest: head.length == input.readableBytes, context: context)
