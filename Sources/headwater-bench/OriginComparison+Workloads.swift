@@ -274,7 +274,7 @@ extension OriginComparison {
         let size = Double(snapshot.segment.count)
         let result = try compare(
             "segment \(OriginFixture.segmentPath) (1 MiB), \(settings.byteConnections) connections", path: OriginFixture.segmentPath,
-            connections: settings.byteConnections, check: Self.bytesCheck(size, size + 1024, "1 MiB and headers"))
+            connections: settings.byteConnections, check: Self.segmentBytesCheck(size, connections: settings.byteConnections))
         rows.append(row("1 MiB segment, c\(settings.byteConnections)", result, .bytes, targets: Targets(rate: 0.9, cpu: 1.0)))
     }
 

@@ -169,7 +169,8 @@ final class OriginComparison {
         print("           -c64 and -c256 for playlists, -c\(settings.byteConnections) for segments and ranges; -H and the")
         print("           script's mode (one path / a path list / ranges) as each workload says; \(settings.warmUpSeconds) s warm-up each")
         if let h2load = tools.h2load {
-            let h2 = H2LoadRunner(h2load: h2load, taskset: tools.taskset, directory: fixture.directory, clients: 64, streams: 10)
+            let h2 = H2LoadRunner(
+                h2load: h2load, taskset: tools.taskset, directory: fixture.directory, clients: h2Clients, streams: Self.h2Streams)
             let version = BenchTools.output(of: h2load, ["--version"]) ?? "unknown"
             print("h2load:    \(h2.commandLine(url: "https://127.0.0.1:PORT/PATH", seconds: settings.seconds, headers: ["…"])) (\(version))")
         }
