@@ -180,7 +180,7 @@ final class OriginComparison {
         print(
             "pinning:   "
                 + (pinned
-                    ? "Headwater and nginx (master and worker) on CPU 0 (taskset -c 0), wrk on CPU 1 (taskset -c 1)"
+                    ? "Headwater, nginx (master and worker) and the floor on CPU 0 (taskset -c 0); wrk, h2load and the handshake client on CPU 1"
                     : "not pinned (taskset missing)"))
         print("files:     \(BenchTools.raiseFileLimit()) open files (soft limit raised to the hard limit; servers inherit it)")
         print("temporary: \(fixture.directory.path)")
