@@ -399,29 +399,10 @@ func withServer<T: Sendable>(
     clock: any WallClock = SystemWallClock(),
     _ body: @Sendable (_ port: Int) async throws -> T
 ) async throws -> T {
-    var configuration = OriginServerConfiguration(port: 0)
-    configuration.metrics = OriginMetrics()  // never the process's shared registry
-    configure(&configuration)
-    let server = OriginServer(
-        configuration: configuration,
-        content: content,
-        ingest: ingest,
-        logger: logger,
-        accessLogger: accessLogger,
-        clock: clock
-    )
-    return try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask {
-            try await server.run()
-            return nil
-        }
-        let address = try await server.waitUntilListening()
-        let port = try #require(address.port)
-        let result = try await body(port)
-        group.cancelAll()
-        try await group.waitForAll()
-        return result
-    }
+    try await withServer(
+        content: content, ingest: ingest, configure: configure, logger: logger, accessLogger: accessLogger, clock: clock,
+        serverReady: { _ in 0 }
+    ) { port, _ in try await body(port) }
 }
 
 /// Runs an `OriginServer` like ``withServer(content:ingest:configure:logger:accessLogger:clock:_:)``,
@@ -429,8 +410,11 @@ func withServer<T: Sendable>(
 /// TLS port, from ``OriginServer/waitUntilTLSListening()``).
 func withServer<T: Sendable>(
     content: any OriginContent = Fixture.content(),
+    ingest: (any IngestSink)? = nil,
     configure: (inout OriginServerConfiguration) -> Void = { _ in },
+    logger: Logger = quietLogger,
     accessLogger: Logger? = nil,
+    clock: any WallClock = SystemWallClock(),
     serverReady: @Sendable (OriginServer) async throws -> Int,
     _ body: @Sendable (_ port: Int, _ other: Int) async throws -> T
 ) async throws -> T {
@@ -438,7 +422,8 @@ func withServer<T: Sendable>(
     configuration.metrics = OriginMetrics()  // never the process's shared registry
     configure(&configuration)
     let server = OriginServer(
-        configuration: configuration, content: content, ingest: nil, logger: quietLogger, accessLogger: accessLogger)
+        configuration: configuration, content: content, ingest: ingest, logger: logger, accessLogger: accessLogger,
+        clock: clock)
     return try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask {
             try await server.run()
