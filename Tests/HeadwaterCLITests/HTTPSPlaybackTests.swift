@@ -63,29 +63,9 @@ extension RealClients {
         /// Headless Chromium on `url`, trusting the server certificate whose SPKI hash is `spki`: the
         /// console lines it printed until one contained `marker`, or `timeout` seconds passed.
         static func console(chromium: String, url: String, spki: String, profile: URL, until marker: String, timeout: TimeInterval) throws -> [Substring] {
-            let browser = Process()
-            browser.executableURL = URL(fileURLWithPath: chromium)
-            browser.arguments = [
-                "--headless=new", "--no-sandbox", "--disable-gpu", "--mute-audio", "--autoplay-policy=no-user-gesture-required",
-                "--user-data-dir=\(profile.path)", "--enable-logging=stderr", "--v=0", "--no-first-run",
-                "--ignore-certificate-errors-spki-list=\(spki)", url,
-            ]
-            let output = Pipe()
-            browser.standardError = output
-            browser.standardOutput = FileHandle.nullDevice
-            try browser.run()
-            defer { if browser.isRunning { browser.terminate() } }
-            var text = ""
-            let deadline = Date().addingTimeInterval(timeout)
-            let handle = output.fileHandleForReading
-            while !text.contains(marker), Date() < deadline {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
-            browser.terminate()
-            browser.waitUntilExit()
-            return text.split(separator: "\n").filter { $0.contains("CONSOLE") }
+            try HeadlessChromium.console(
+                chromium: chromium, url: url, profile: profile, extraArguments: ["--ignore-certificate-errors-spki-list=\(spki)"],
+                until: marker, timeout: timeout)
         }
 
         /// A number or word after `name=` in the page's DONE line.

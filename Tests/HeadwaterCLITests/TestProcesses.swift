@@ -33,13 +33,16 @@ extension RealClients.ServeCommandTests {
 /// Headless Chromium on a test page: the console lines (`CONSOLE` log lines) it printed until one
 /// contained `marker`, or `timeout` seconds passed.
 enum HeadlessChromium {
-    static func console(chromium: String, url: String, profile: URL, until marker: String, timeout: TimeInterval) throws -> [Substring] {
+    /// - Parameter extraArguments: more switches (the HTTPS tests' certificate pin).
+    static func console(
+        chromium: String, url: String, profile: URL, extraArguments: [String] = [], until marker: String, timeout: TimeInterval
+    ) throws -> [Substring] {
         let browser = Process()
         browser.executableURL = URL(fileURLWithPath: chromium)
         browser.arguments = [
             "--headless=new", "--no-sandbox", "--disable-gpu", "--mute-audio", "--autoplay-policy=no-user-gesture-required",
-            "--user-data-dir=\(profile.path)", "--enable-logging=stderr", "--v=0", "--no-first-run", url,
-        ]
+            "--user-data-dir=\(profile.path)", "--enable-logging=stderr", "--v=0", "--no-first-run",
+        ] + extraArguments + [url]
         let output = Pipe()
         browser.standardError = output
         browser.standardOutput = FileHandle.nullDevice
