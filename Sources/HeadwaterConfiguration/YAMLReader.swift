@@ -15,7 +15,11 @@ struct YAMLReader {
         do {
             root = try Yams.compose(yaml: text)
         } catch let error as YamlError {
-            throw ConfigurationError(problems: [.init(file: file, line: line(of: error), keyPath: "", message: "not valid YAML: \(summary(of: error))")])
+            // libyaml ends an unterminated last line itself, so an error at the end of the stream
+            // can be one line past the file's last: name the last line instead.
+            let lastLine = max(1, text.utf8.count { $0 == UInt8(ascii: "\n") } + (text.utf8.last == UInt8(ascii: "\n") ? 0 : 1))
+            let line = line(of: error).map { min($0, lastLine) }
+            throw ConfigurationError(problems: [.init(file: file, line: line, keyPath: "", message: "not valid YAML: \(summary(of: error))")])
         } catch {
             throw ConfigurationError(problems: [.init(file: file, line: nil, keyPath: "", message: "not valid YAML: \(error)")])
         }
