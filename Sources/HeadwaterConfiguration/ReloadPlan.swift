@@ -81,6 +81,10 @@ public struct ReloadPlan: Sendable, Hashable {
             plan.needsRestart.append("server.admin_token_env")
         }
         plan.needsRestart += tlsChanges(from: server.0.tls, to: server.1.tls)
+        if server.0.ingestListen?.host != server.1.ingestListen?.host || server.0.ingestListen?.port != server.1.ingestListen?.port {
+            plan.needsRestart.append("server.ingest_listen")
+        }
+        if server.0.limits != server.1.limits { plan.needsRestart.append("server.limits") }
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
         return plan
     }

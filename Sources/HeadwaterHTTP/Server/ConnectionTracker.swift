@@ -16,35 +16,49 @@ final class ConnectionTracker: Sendable {
         var channels: [ObjectIdentifier: any Channel] = [:]
         var quiescing = false
         var emptyWaiters: [CheckedContinuation<Void, Never>] = []
+        /// The public listeners' connections, against their caps.
+        var admission: ConnectionAdmission
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let metrics: OriginMetrics
 
-    /// - Parameter metrics: where open connections are counted; by default the task's
-    ///   ``OriginMetrics/current`` (the process's, unless a test bound its own).
-    init(metrics: OriginMetrics = .shared) {
+    /// - Parameters:
+    ///   - metrics: where open connections are counted.
+    ///   - limits: the caps on the public listeners' connections.
+    init(metrics: OriginMetrics = .shared, limits: ConnectionLimits = ConnectionLimits()) {
         self.metrics = metrics
+        self.state = Mutex(State(admission: ConnectionAdmission(limits: limits)))
     }
 
     var count: Int { state.withLock { $0.channels.count } }
 
-    /// Tracks a new connection until it closes. One accepted while shutting down is quiesced at
-    /// once. Call after its pipeline is configured.
-    func add(_ channel: any Channel) {
+    /// Tracks a new connection until it closes, unless a cap refuses it (then it is not tracked,
+    /// and the caller answers and closes it). One accepted while shutting down is quiesced at once.
+    /// Call after its pipeline is configured.
+    ///
+    /// - Parameter capped: the connection came to a public listener, whose caps apply (the ingest
+    ///   listener's do not: a flood of viewers must not lock encoders out).
+    @discardableResult
+    func add(_ channel: any Channel, capped: Bool = true) -> ConnectionAdmission.Refusal? {
         let id = ObjectIdentifier(channel)
-        let quiescing = state.withLock { state in
+        let client = capped ? channel.remoteAddress?.ipAddress : nil
+        let outcome = state.withLock { state -> (refusal: ConnectionAdmission.Refusal?, quiescing: Bool) in
+            if capped, let refusal = state.admission.admit(client: client) { return (refusal, false) }
             state.channels[id] = channel
-            return state.quiescing
+            return (nil, state.quiescing)
         }
+        if let refusal = outcome.refusal { return refusal }
         metrics.connectionOpened()
-        channel.closeFuture.whenComplete { _ in self.remove(id) }
-        if quiescing { channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
+        channel.closeFuture.whenComplete { _ in self.remove(id, capped: capped, client: client) }
+        if outcome.quiescing { channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
+        return nil
     }
 
-    private func remove(_ id: ObjectIdentifier) {
+    private func remove(_ id: ObjectIdentifier, capped: Bool, client: String?) {
         metrics.connectionClosed()
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            if capped { state.admission.release(client: client) }
             state.channels[id] = nil
             guard state.channels.isEmpty else { return [] }
             defer { state.emptyWaiters = [] }

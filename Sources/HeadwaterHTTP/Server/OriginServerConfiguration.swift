@@ -10,6 +10,9 @@ public struct OriginServerConfiguration: Sendable {
     /// Root of the static files served for every path no other route claims (`/` → `index.html`).
     /// `nil` serves no static files.
     public var publicDirectory: String?
+    /// Which symbolic links below ``publicDirectory`` (and in segment directories) are followed;
+    /// one leading out of its root never is.
+    public var followSymlinks = SymlinkPolicy.never
     /// Send `Access-Control-Allow-Origin: *` and answer CORS preflights, for browser players
     /// (hls.js) on another origin.
     public var cors: Bool
@@ -36,6 +39,13 @@ public struct OriginServerConfiguration: Sendable {
     public var tls: TLSListenerConfiguration?
     /// HTTP/2's limits (streams per connection, header list size, reset floods).
     public var http2: HTTP2Limits
+    /// Deadlines (request head, upload progress, send progress) and connection caps.
+    public var limits: ConnectionLimits
+    /// A listener of its own for push ingest (`/ingest/…`) and the admin API (`/admin/…`), which the
+    /// public listeners then do not serve; `nil` serves them on the public listeners. Bind it to a
+    /// private interface: a flood of viewers on the public port, up to its connection cap, then
+    /// cannot lock encoders out.
+    public var ingestListener: ListenAddress?
     /// Whether ``OriginFastPath`` answers the requests it can (always, in production). Tests turn it
     /// off to have NIO's HTTP/1 path answer the same requests, and compare the two.
     var fastPathAnswers = true
@@ -55,7 +65,9 @@ public struct OriginServerConfiguration: Sendable {
         shutdownGracePeriod: Duration = .seconds(30),
         metrics: OriginMetrics = .shared,
         tls: TLSListenerConfiguration? = nil,
-        http2: HTTP2Limits = HTTP2Limits()
+        http2: HTTP2Limits = HTTP2Limits(),
+        limits: ConnectionLimits = ConnectionLimits(),
+        ingestListener: ListenAddress? = nil
     ) {
         self.host = host
         self.port = port
@@ -69,6 +81,20 @@ public struct OriginServerConfiguration: Sendable {
         self.metrics = metrics
         self.tls = tls
         self.http2 = http2
+        self.limits = limits
+        self.ingestListener = ingestListener
+    }
+
+    /// A listener's address.
+    public struct ListenAddress: Sendable, Hashable {
+        public var host: String
+        /// `0` for any free port (tests).
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
     }
 }
 

@@ -68,3 +68,25 @@ extension OriginMetrics {
         #endif
     }
 }
+
+extension OriginMetrics {
+    /// `headwater_http_deadline_closes_total{deadline}`: connections the server closed because a
+    /// deadline passed (`request_head`, `request_body`, `send`; README "Limits").
+    public func deadlineCloses<Deadline>(_ deadlines: Deadline.Type) -> LabelledCounters<Deadline>
+    where Deadline: RawRepresentable & CaseIterable & Hashable & Sendable, Deadline.RawValue == String {
+        counters(
+            "headwater_http_deadline_closes_total",
+            help: "Client connections closed because a deadline passed: a request head or body too slow, or a response the client did not read.",
+            by: "deadline", values: deadlines)
+    }
+
+    /// `headwater_http_connections_refused_total{reason}`: connections answered `503` (or closed,
+    /// on TLS) at once because a connection cap was reached.
+    public func connectionRefusals<Reason>(_ reasons: Reason.Type) -> LabelledCounters<Reason>
+    where Reason: RawRepresentable & CaseIterable & Hashable & Sendable, Reason.RawValue == String {
+        counters(
+            "headwater_http_connections_refused_total",
+            help: "Client connections refused at accept because a connection cap was reached (503 with Retry-After, or closed on TLS).",
+            by: "reason", values: reasons)
+    }
+}

@@ -46,9 +46,13 @@ enum HTTP2Connection {
                 keepalive: nil
             )
         )
+        let sendDeadline = SendDeadline(environment: environment)
+        try pipeline.addHandler(sendDeadline)
         try pipeline.addHandler(FlushCoalescing())
-        // Streams live on the connection's event loop, as the log lines do.
+        // Streams live on the connection's event loop, as the log lines do. They share one
+        // progress, of which only the last piece sent is read (by the send deadline).
         let lines = NIOLoopBound(accessLines, eventLoop: pipeline.eventLoop)
+        let progress = NIOLoopBound(sendDeadline.progress, eventLoop: pipeline.eventLoop)
         _ = try pipeline.configureHTTP2Pipeline(
             mode: .server,
             connectionConfiguration: connection,
@@ -60,7 +64,8 @@ enum HTTP2Connection {
                 try handlers.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                 try handlers.addHandler(
                     OriginHTTPHandler(
-                        environment: environment, dates: dates, accessLines: lines.value, fileBodies: .pieces))
+                        environment: environment, dates: dates, accessLines: lines.value, progress: progress.value,
+                        fileBodies: .pieces))
             }
         }
         try pipeline.addHandler(management)
