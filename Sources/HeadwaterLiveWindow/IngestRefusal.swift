@@ -18,6 +18,13 @@ public struct IngestRefusal: Error, Sendable, Hashable, CustomStringConvertible 
     public var description: String { message }
 
     static func badPath(_ message: String) -> IngestRefusal { IngestRefusal(message, reason: .badPath) }
+
+    /// A write into the state directory failed because its file system is full (`ENOSPC`) or its
+    /// user's quota is used up (`EDQUOT`); `detail` is the system's text for the error. The message
+    /// names the directory, not the file, so every such refusal reads the same.
+    public static func diskFull(_ detail: String) -> IngestRefusal {
+        IngestRefusal("the state directory's file system is full (\(detail))", reason: .diskFull)
+    }
 }
 
 /// Counts of refused uploads by reason and of problems found in accepted input, so that operators
@@ -47,6 +54,10 @@ public struct IngestCounters: Sendable, Hashable {
         case renditionConflict = "rendition_conflict"
         /// The disk refused a write (500).
         case storage
+        /// The state directory's file system is full, or the quota of its user is used up (507).
+        /// Counted apart from ``storage`` because it is the operator's to fix, and it clears by
+        /// itself once space is freed.
+        case diskFull = "disk_full"
 
         /// What kind of refusal each counter is.
         public var kind: Refusal.Kind {
@@ -60,6 +71,7 @@ public struct IngestCounters: Sendable, Hashable {
             case .malformedPlaylist: .unprocessable
             case .renditionConflict: .conflict
             case .storage: .failed
+            case .diskFull: .insufficientStorage
             }
         }
     }

@@ -14,7 +14,7 @@ struct RefusalMappingTests {
     static let expectedCodes: [Refusal.Kind: UInt] = [
         .badRequest: 400, .unauthorized: 401, .forbidden: 403, .notFound: 404, .methodNotAllowed: 405,
         .conflict: 409, .preconditionFailed: 412, .tooLarge: 413, .unsupportedMediaType: 415,
-        .rangeNotSatisfiable: 416, .unprocessable: 422, .failed: 500, .unavailable: 503,
+        .rangeNotSatisfiable: 416, .unprocessable: 422, .failed: 500, .unavailable: 503, .insufficientStorage: 507,
     ]
 
     @Test("each kind has its status, a one-line text/plain body and, for 401, a bearer challenge")
@@ -41,7 +41,7 @@ struct RefusalMappingTests {
         let codes: [IngestCounters.Reason: UInt] = [
             .missingCredentials: 401, .wrongToken: 403, .disabled: 403, .unknownChannel: 404, .badPath: 400,
             .unsupportedType: 415, .tooLarge: 413, .truncated: 400, .malformedPlaylist: 422,
-            .renditionConflict: 409, .storage: 500,
+            .renditionConflict: 409, .storage: 500, .diskFull: 507,
         ]
         for reason in IngestCounters.Reason.allCases {
             let refusal = IngestRefusal("why", reason: reason).refusal
@@ -104,8 +104,10 @@ struct RefusalMappingTests {
 private struct RefusingSink: IngestSink {
     let refusal: Refusal
 
+    func authorize(channel: String, authorization: String?) throws(Refusal) {}
+
     func begin(
-        channel: String, path: [String], method: IngestMethod, authorization: String?, contentLength: Int64?
+        channel: String, path: [String], method: IngestMethod, contentLength: Int64?
     ) throws(Refusal) -> any IngestUpload {
         throw refusal
     }

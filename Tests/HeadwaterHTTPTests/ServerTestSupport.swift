@@ -199,16 +199,18 @@ final class RecordingSink: IngestSink {
     let events = Mutex<[Event]>([])
     let requiredAuthorization: String? = "Bearer secret"
 
+    func authorize(channel: String, authorization: String?) throws(Refusal) {
+        if let requiredAuthorization, authorization != requiredAuthorization {
+            throw Refusal(.unauthorized, "missing or wrong credentials for channel \"\(channel)\"")
+        }
+    }
+
     func begin(
         channel: String,
         path: [String],
         method: IngestMethod,
-        authorization: String?,
         contentLength: Int64?
     ) throws(Refusal) -> any IngestUpload {
-        if let requiredAuthorization, authorization != requiredAuthorization {
-            throw Refusal(.unauthorized, "missing or wrong credentials for channel \"\(channel)\"")
-        }
         guard channel == "demo" else { throw Refusal(.notFound, "no channel \"\(channel)\"") }
         record(.begin(channel: channel, path: path, method: method, contentLength: contentLength))
         return Upload(sink: self)
@@ -240,11 +242,15 @@ final class RecordingSink: IngestSink {
     struct Upload: IngestUpload {
         let sink: RecordingSink
 
-        func write(_ chunk: ByteBuffer) throws(Refusal) {
-            sink.record(.chunk(Array(chunk.readableBytesView)))
+        func write(_ batch: ByteBuffer, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+            sink.record(.chunk(Array(batch.readableBytesView)))
+            return eventLoop.makeSucceededVoidFuture()
         }
 
-        func finish() throws(Refusal) { sink.record(.finish) }
+        func finish(on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+            sink.record(.finish)
+            return eventLoop.makeSucceededVoidFuture()
+        }
 
         func abort() { sink.record(.abort) }
     }

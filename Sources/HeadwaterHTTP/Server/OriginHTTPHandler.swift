@@ -11,9 +11,12 @@ import NIOHTTP1
 /// Ordering and back-pressure come from `HTTPServerPipelineHandler`: it hands over one request at
 /// a time and stops reading until the response's `.end` is written. A file body's `.end` is written
 /// only once the file region itself has gone out, so a pipelining client holds at most one open
-/// file per connection and cannot make the server queue unbounded responses.
-final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// file per connection and cannot make the server queue unbounded responses. An upload's body goes
+/// to its sink in batches written off the event loop (``IngestBodyWriter``); while the writes lag
+/// behind the client, the handler holds the connection's reads (``read(context:)``).
+final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
     /// What every connection shares.
@@ -36,8 +39,11 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case idle
         /// A request answered once its `.end` arrives; body bytes (rare on `GET`) are ignored.
         case receiving(Exchange)
-        /// An ingest request whose body goes to `upload`.
-        case uploading(Exchange, any IngestUpload, received: Int64)
+        /// An ingest request whose body goes to its upload through the writer.
+        case uploading(Exchange, IngestBodyWriter)
+        /// An ingest request whose body has ended: its last batches are being written and the
+        /// upload finished (``IngestBodyWriter/Event/done(_:)`` brings the answer).
+        case finishingUpload(Exchange)
         /// Answered before the request ended (a refused or oversized upload); the rest of the body
         /// is read and dropped. With `lingering`, the output is closed and the connection closes
         /// at the request's end or after ``lingerTimeout``, whichever comes first, so the client
@@ -57,6 +63,10 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let accessLines: AccessLogLines
     private var state: State = .idle
     private var lingerTimer: Scheduled<Void>?
+    /// A `read` held back while an upload's writes lag behind (``IngestBodyWriter/holdsReads``).
+    private var heldRead = false
+    /// How the connection reads while an upload's body arrives; `nil` on HTTP/2 streams.
+    private let uploadReads: UploadReadPacing?
     /// Counts the responses this handler finished, for the connection's ``OriginFastPath``.
     private let progress: FullPathProgress
     /// `sendfile` on plain HTTP/1.1; pieces through memory under TLS and on HTTP/2 streams.
@@ -64,13 +74,15 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     init(
         environment: Environment, dates: NIOLoopBoundBox<ResponseDates>, accessLines: AccessLogLines,
-        progress: FullPathProgress = FullPathProgress(), fileBodies: FileBodySending = .sendfile
+        progress: FullPathProgress = FullPathProgress(), fileBodies: FileBodySending = .sendfile,
+        uploadReads: UploadReadPacing? = nil
     ) {
         self.environment = environment
         self.dates = dates
         self.accessLines = accessLines
         self.progress = progress
         self.fileBodies = fileBodies
+        self.uploadReads = uploadReads
     }
 
     // MARK: - Inbound
@@ -107,25 +119,14 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func received(_ chunk: ByteBuffer, context: ChannelHandlerContext) {
-        guard case .uploading(let exchange, let upload, let received) = state else { return }
+        guard case .uploading(let exchange, let writer) = state else { return }
         if exchange.head.method == .DELETE { return }  // a body on DELETE means nothing; drop it
-        let total = received + Int64(chunk.readableBytes)
-        guard total <= environment.maxIngestBodyBytes else {
-            upload.abort()
-            refuse(
-                exchange,
-                Refusal(.tooLarge, "the body is larger than \(environment.maxIngestBodyBytes) bytes"),
-                context: context
-            )
-            return
-        }
-        do throws(Refusal) {
-            try upload.write(chunk)
-            state = .uploading(exchange, upload, received: total)
-        } catch {
-            upload.abort()
-            refuse(exchange, error, context: context)
-        }
+        writer.append(chunk)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if case .uploading(_, let writer) = state { writer.readComplete() }
+        context.fireChannelReadComplete()
     }
 
     private func receivedEnd(context: ChannelHandlerContext) {
@@ -134,26 +135,16 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             state = .responding
             let response = respond(to: exchange)
             write(response, for: exchange, context: context)
-        case .uploading(let exchange, let upload, _):
-            state = .responding
-            let response: OriginResponse
-            do throws(Refusal) {
-                try upload.finish()
-                response = OriginResponse(
-                    status: exchange.head.method == .DELETE ? .noContent : .created,
-                    cachePolicy: CachePolicy(.health)
-                )
-            } catch {
-                response = Self.response(for: error)
-            }
-            write(response, for: exchange, context: context)
+        case .uploading(let exchange, let writer):
+            state = .finishingUpload(exchange)
+            writer.end()  // answered at `.done`
         case .discarding(let lingering):
             if lingering {
                 closeNow(context: context)
             } else {
                 state = .idle
             }
-        case .idle, .responding, .closing:
+        case .idle, .finishingUpload, .responding, .closing:
             break
         }
     }
@@ -189,34 +180,81 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let headers = exchange.head.headers
         let chunked = headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
         let contentLength = chunked ? nil : headers.first(name: "content-length").flatMap { Int64($0) }
-        if let contentLength, contentLength > environment.maxIngestBodyBytes {
-            refuse(
-                exchange,
-                Refusal(.tooLarge, "Content-Length \(contentLength) is more than \(environment.maxIngestBodyBytes) bytes"),
-                context: context
-            )
-            return
-        }
         let upload: any IngestUpload
         do throws(Refusal) {
+            // Credentials first: a client without them learns nothing of the limits.
+            try sink.authorize(channel: channel, authorization: exchange.request.fields.authorization)
+            if let contentLength, contentLength > environment.maxIngestBodyBytes {
+                throw Refusal(.tooLarge, "Content-Length \(contentLength) is more than \(environment.maxIngestBodyBytes) bytes")
+            }
             upload = try sink.begin(
                 channel: channel,
                 path: path,
                 method: method,
-                authorization: exchange.request.fields.authorization,
                 contentLength: method == .delete ? (contentLength ?? 0) : contentLength
             )
         } catch {
             refuse(exchange, error, context: context)
             return
         }
-        state = .uploading(exchange, upload, received: 0)
+        let writer = IngestBodyWriter(
+            upload: upload, eventLoop: context.eventLoop, limit: environment.maxIngestBodyBytes
+        ) { event in
+            self.uploadEvent(event, context: context)
+        }
+        state = .uploading(exchange, writer)
+        if method != .delete { uploadReads?.uploadStarted(on: context.channel) }
         if method != .delete, headers.first(name: "expect")?.lowercased() == "100-continue" {
             context.writeAndFlush(
                 wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))),
                 promise: nil
             )
         }
+    }
+
+    /// What the upload's writer reports: a held read may go on, or the upload is over (answered
+    /// now: after the body's end as any response, before it as a refusal that drops the rest).
+    private func uploadEvent(_ event: IngestBodyWriter.Event, context: ChannelHandlerContext) {
+        if case .done(let result) = event {
+            switch state {
+            case .uploading(let exchange, _):
+                uploadReads?.uploadEnded(on: context.channel)
+                if case .failure(let refusal) = result { refuse(exchange, refusal, context: context) }
+            case .finishingUpload(let exchange):
+                uploadReads?.uploadEnded(on: context.channel)
+                state = .responding
+                let response =
+                    switch result {
+                    case .success:
+                        OriginResponse(
+                            status: exchange.head.method == .DELETE ? .noContent : .created, cachePolicy: CachePolicy(.health))
+                    case .failure(let refusal): Self.response(for: refusal)
+                    }
+                write(response, for: exchange, context: context)
+            case .idle, .receiving, .discarding, .responding, .closing:
+                break  // the connection closed meanwhile
+            }
+        }
+        releaseHeldRead(context: context)
+    }
+
+    // MARK: - Reading
+
+    /// Holds the connection's next read while an upload's writes lag behind its body
+    /// (``IngestBodyWriter/holdsReads``): the socket buffers fill and TCP slows the client down.
+    func read(context: ChannelHandlerContext) {
+        if case .uploading(_, let writer) = state, writer.holdsReads {
+            heldRead = true
+        } else {
+            context.read()
+        }
+    }
+
+    private func releaseHeldRead(context: ChannelHandlerContext) {
+        guard heldRead else { return }
+        if case .uploading(_, let writer) = state, writer.holdsReads { return }
+        heldRead = false
+        context.read()
     }
 
     /// Answers an upload before its body has ended. If a body may still be coming, the
@@ -483,9 +521,9 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func abortUploadIfAny() {
-        if case .uploading(_, let upload, _) = state {
+        if case .uploading(_, let writer) = state {
             state = .closing
-            upload.abort()
+            writer.abort()
         }
     }
 
@@ -510,7 +548,7 @@ final class OriginHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         switch state {
-        case .responding, .closing:
+        case .finishingUpload, .responding, .closing:
             break  // a slow reader of a long response is not idle; `.closing` is on its way
         case .discarding(lingering: true):
             break  // the linger timer closes it

@@ -83,7 +83,7 @@ extension OriginResponder {
             case .notFound: "not_found"
             case .conflict: "conflict"
             case .unavailable: "unavailable"
-            case .failed: "error"
+            case .failed, .insufficientStorage: "error"
             }
         }
     }

@@ -21,6 +21,7 @@ extension HTTPResponseStatus {
             case .unprocessable: .unprocessableEntity
             case .failed: .internalServerError
             case .unavailable: .serviceUnavailable
+            case .insufficientStorage: .insufficientStorage
             }
     }
 }

@@ -368,7 +368,7 @@ public final class OriginServer: Service {
                 try pipeline.addHandler(
                     OriginHTTPHandler(
                         environment: environment, dates: dates, accessLines: accessLines, progress: progress,
-                        fileBodies: fileBodies))
+                        fileBodies: fileBodies, uploadReads: UploadReadPacing(messagesPerRead: 16)))  // the bootstrap's
             }
         )
     }

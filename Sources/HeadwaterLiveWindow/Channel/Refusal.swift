@@ -32,6 +32,8 @@ public struct Refusal: Error, Sendable, Hashable, CustomStringConvertible {
         case failed
         /// Not available yet or not now: a starting channel, a stitcher with no configuration (503).
         case unavailable
+        /// The origin cannot store what was sent: the state directory's file system is full (507).
+        case insufficientStorage = "insufficient_storage"
     }
 
     public var kind: Kind

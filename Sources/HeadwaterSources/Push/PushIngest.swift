@@ -40,6 +40,8 @@ public final class PushIngest: Service, Sendable {
     let metrics: OriginMetrics
     private let ownsStateDirectory: Bool
     private let countersBox = NIOLockedValueBox(IngestCounters())
+    /// Says, at most once per interval, that uploads are refused for a full disk.
+    private let diskFullLog = DiskFullLog()
 
     /// Sets up every push channel of `configuration`: its directory under the state directory
     /// (cleared of an earlier run's files) and a `starting` snapshot in `registry`.
@@ -276,6 +278,7 @@ public final class PushIngest: Service, Sendable {
     @discardableResult
     private func rejected(_ error: IngestRefusal, channel: PushChannel? = nil) -> IngestRefusal {
         countersBox.withLockedValue { $0.count(error.reason) }
+        diskFullLog.record(error, channel: channel?.name, stateDirectory: stateDirectory, logger: logger, now: clock.now())
         if let channel {
             channel.windowed.rejected(error)
         } else {

@@ -39,24 +39,28 @@ package enum SegmentStorage {
     /// Opens a new file for writing; fails if it exists.
     package static func create(_ path: String) throws(IngestRefusal) -> Int32 {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw storage("cannot create \(path): \(errorText())") }
+        guard fd >= 0 else { throw writeFailure(errno: errno, "cannot create \(path)") }
         return fd
     }
 
+    /// Writes all of `bytes` (retrying short writes and `EINTR`).
+    ///
+    /// - Throws: disk full (507) for `ENOSPC`/`EDQUOT`, else a storage failure (500).
     package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(IngestRefusal) {
         var offset = 0
         while offset < bytes.count {
             let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
-                if errno == EINTR { continue }
-                throw storage("write failed: \(errorText())")
+                let code = errno
+                if code == EINTR { continue }
+                throw writeFailure(errno: code, "write failed")
             }
             offset += written
         }
     }
 
     package static func move(_ from: String, to: String) throws(IngestRefusal) {
-        guard rename(from, to) == 0 else { throw storage("cannot rename \(from): \(errorText())") }
+        guard rename(from, to) == 0 else { throw writeFailure(errno: errno, "cannot rename \(from)") }
     }
 
     package static func remove(_ path: String) { unlink(path) }
