@@ -219,9 +219,9 @@ struct IngestOffLoopTests {
 
     /// The bound on the playlists' p99 while the upload runs. A release build stays well under
     /// 10 ms (issue 18's goal). A debug build handles each chunk about ten times slower — one turn
-    /// of the loop's 8 KiB of one-byte chunks takes ~15 ms there — so its bound is one the old code
+    /// of the loop's 4 KiB of one-byte chunks takes ~10 ms there — so its bound is one the old code
     /// (a `write(2)` per chunk, up to 1 MiB of chunks per turn) failed by far: p99 0.43–0.91 s in
-    /// three debug runs, against 0.04–0.07 s now.
+    /// three debug runs, against 0.02 s now.
     ///
     /// Wall-clock latencies also count the time the loop's thread waits for a CPU, so on a loaded
     /// machine they grow whatever the server does. ``turnBound`` bounds what the server itself

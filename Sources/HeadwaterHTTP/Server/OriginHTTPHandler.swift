@@ -119,8 +119,9 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func received(_ chunk: ByteBuffer, context: ChannelHandlerContext) {
-        guard case .uploading(let exchange, let writer) = state else { return }
-        if exchange.head.method == .DELETE { return }  // a body on DELETE means nothing; drop it
+        // Only the writer is bound: copying the exchange for each of a million one-byte chunks
+        // was a tenth of the loop's time.
+        guard case .uploading(_, let writer) = state else { return }
         writer.append(chunk)
     }
 
@@ -198,7 +199,8 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         let writer = IngestBodyWriter(
-            upload: upload, eventLoop: context.eventLoop, limit: environment.maxIngestBodyBytes
+            upload: upload, eventLoop: context.eventLoop, limit: environment.maxIngestBodyBytes,
+            dropsBody: method == .delete
         ) { event in
             self.uploadEvent(event, context: context)
         }
