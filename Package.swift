@@ -192,7 +192,18 @@ let package = Package(
         // Fuzz entry points (built only with -sanitize=fuzzer; see Sources/headwater-fuzz/README.md).
         .executableTarget(
             name: "headwater-fuzz",
-            dependencies: ["HeadwaterHLS", "HeadwaterSCTE35"],
+            dependencies: [
+                "HeadwaterHLS",
+                "HeadwaterSCTE35",
+                "HeadwaterConfiguration",
+                "HeadwaterLiveWindow",
+                "HeadwaterRuntime",
+                "HeadwaterHTTP",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),

@@ -1,3 +1,4 @@
+import Foundation
 public import HeadwaterLiveWindow
 import Yams
 
@@ -9,7 +10,21 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         public var host: String = "127.0.0.1"
         public var port: Int = 8080
         /// `server.public` (path, optional): static root served at `/` (status page, demo media, ads).
+        /// Must be a directory (``publicDirectoryProblem(file:)``, checked at start and by `check-config`).
         public var publicDirectory: String?
+        /// Line of the `public` key, so a directory that is not there is reported where it was named.
+        public var publicDirectoryLine: Int?
+        /// `server.follow_symlinks` (`never` or `inside`, default `never`): which symbolic links below
+        /// `server.public` and in segment directories are followed. A link leading out never is.
+        public var followSymlinks = FollowSymlinks.never
+
+        /// `server.follow_symlinks`.
+        public enum FollowSymlinks: String, Sendable, Hashable, CaseIterable {
+            /// No link at all: a file reached through one answers 404.
+            case never
+            /// Links that stay beneath the directory (relative ones: `latest -> v2`).
+            case inside
+        }
         /// `server.cors` (bool, optional, default false): send `Access-Control-Allow-Origin: *`.
         public var cors: Bool = false
         /// `server.threads` (integer 1...256, optional): event-loop threads serving HTTP. `nil`: one
@@ -43,6 +58,20 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         /// `server.tls` (mapping, optional): the TLS listener (HTTP/1.1 and HTTP/2 by ALPN) and its
         /// certificate. `nil`: plain HTTP only.
         public var tls: ServerTLS?
+        /// `server.ingest_listen` (`HOST:PORT`, optional): a listener of its own for push ingest and
+        /// the admin API, which the public listeners then do not serve. `nil`: served on the public ones.
+        public var ingestListen: (host: String, port: Int)? {
+            get { ingestHost.map { ($0, ingestPort) } }
+            set {
+                ingestHost = newValue?.host
+                ingestPort = newValue?.port ?? 0
+            }
+        }
+        private var ingestHost: String?
+        private var ingestPort = 0
+        /// `server.limits` (mapping, optional): deadlines and connection caps; unset keys keep the
+        /// server's defaults.
+        public var limits = ServerLimits()
 
         /// Where the access log goes (`server.access_log`).
         public enum AccessLog: Sendable, Hashable {
@@ -274,9 +303,10 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
     private static func parseServer(_ node: Node, reader: inout YAMLReader, baseDirectory: String) -> Server {
         var server = Server()
         var tlsNode: Node?
+        var ingestNode: Node?
         for (key, value, _) in reader.mapping(node, "server", allowed: [
             "listen", "public", "cors", "threads", "state", "slate", "ads", "session_key_env", "admin_token_env",
-            "key_secret_env", "access_log", "tls",
+            "key_secret_env", "access_log", "tls", "ingest_listen", "limits", "follow_symlinks",
         ]) {
             let path = "server.\(key)"
             switch key {
@@ -287,8 +317,23 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
             case "tls":
                 server.tls = parseTLS(value, path: path, reader: &reader, baseDirectory: baseDirectory)
                 tlsNode = value
+            case "ingest_listen":
+                server.ingestListen = parseListenAddress(value, path, reader: &reader, example: ("10.0.0.5", 8081))
+                ingestNode = value
+            case "limits":
+                server.limits = parseLimits(value, path: path, reader: &reader)
             case "public":
-                if let text = reader.string(value, path) { server.publicDirectory = resolve(text, against: baseDirectory) }
+                if let text = reader.string(value, path) {
+                    server.publicDirectory = resolve(text, against: baseDirectory)
+                    server.publicDirectoryLine = value.mark?.line
+                }
+            case "follow_symlinks":
+                guard let text = reader.string(value, path) else { continue }
+                if let policy = Server.FollowSymlinks(rawValue: text) {
+                    server.followSymlinks = policy
+                } else {
+                    reader.fail(value, path, "must be never or inside, got \"\(text)\"")
+                }
             case "cors":
                 if let flag = reader.bool(value, path) { server.cors = flag }
             case "threads":
@@ -332,6 +377,12 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         // were set up; say so where the operator can fix it.
         if let tls = server.tls, tls.port != 0, tls.port == server.port, tls.host == server.host {
             reader.fail(tlsNode, "server.tls.listen", "must differ from server.listen (\(tls.host):\(tls.port)): one port cannot serve both")
+        }
+        if let ingest = server.ingestListen, ingest.port != 0 {
+            let clashes = [("server.listen", server.host, server.port)] + (server.tls.map { [("server.tls.listen", $0.host, $0.port)] } ?? [])
+            for (key, host, port) in clashes where port == ingest.port && host == ingest.host {
+                reader.fail(ingestNode, "server.ingest_listen", "must differ from \(key) (\(host):\(port)): one port cannot serve both")
+            }
         }
         return server
     }
@@ -562,5 +613,30 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
     static func resolve(_ path: String, against base: String) -> String {
         if path.hasPrefix("/") || base.isEmpty { return path }
         return base.hasSuffix("/") ? base + path : base + "/" + path
+    }
+}
+
+extension HeadwaterConfiguration.Server {
+    /// `server.public` as the server is about to use it: `nil` when unset or a directory this
+    /// process can list and read, else the problem at its line (`file:line: server.public: …`), so
+    /// a typo stops `serve` (and fails `check-config`) instead of answering 404 to everything.
+    /// Checked where the configuration is loaded for use, not by ``HeadwaterConfiguration/parse(_:file:baseDirectory:)``,
+    /// which reads no file.
+    public func publicDirectoryProblem(file: String) -> ConfigurationError.Problem? {
+        guard let publicDirectory else { return nil }
+        var isDirectory: ObjCBool = false
+        let message: String
+        if !FileManager.default.fileExists(atPath: publicDirectory, isDirectory: &isDirectory) {
+            message = "\"\(publicDirectory)\" does not exist"
+        } else if !isDirectory.boolValue {
+            message = "\"\(publicDirectory)\" is not a directory"
+        } else if !FileManager.default.isReadableFile(atPath: publicDirectory)
+            || !FileManager.default.isExecutableFile(atPath: publicDirectory)
+        {
+            message = "\"\(publicDirectory)\" cannot be read by this user"
+        } else {
+            return nil
+        }
+        return .init(file: file, line: publicDirectoryLine, keyPath: "server.public", message: message + ": the static root must be a directory")
     }
 }

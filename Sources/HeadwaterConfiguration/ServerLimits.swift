@@ -18,12 +18,16 @@ public struct ServerLimits: Sendable, Hashable {
     public var sendTimeoutSeconds: Int?
     /// `idle_timeout`: a connection that sends nothing for this long between requests is closed.
     public var idleTimeoutSeconds: Int?
+    /// `http2_max_streams`: requests open at once on one HTTP/2 connection.
+    public var http2MaxStreams: Int?
+    /// `http2_max_resets`: streams a client may reset within 30 s before its connection is ended.
+    public var http2MaxResets: Int?
 
     public init() {}
 
     static let keys: Set<String> = [
         "max_connections", "max_connections_per_client", "request_head_timeout", "body_timeout", "min_body_rate",
-        "send_timeout", "idle_timeout",
+        "send_timeout", "idle_timeout", "http2_max_streams", "http2_max_resets",
     ]
 }
 
@@ -42,6 +46,8 @@ extension HeadwaterConfiguration {
             case "min_body_rate": limits.minimumBodyRate = reader.integer(value, keyPath, in: 0...1_000_000_000)
             case "send_timeout": limits.sendTimeoutSeconds = reader.integer(value, keyPath, in: 1...3600)
             case "idle_timeout": limits.idleTimeoutSeconds = reader.integer(value, keyPath, in: 1...3600)
+            case "http2_max_streams": limits.http2MaxStreams = reader.integer(value, keyPath, in: 1...10_000)
+            case "http2_max_resets": limits.http2MaxResets = reader.integer(value, keyPath, in: 1...100_000)
             default: break
             }
         }

@@ -54,6 +54,9 @@ public struct IngestCounters: Sendable, Hashable {
         case renditionConflict = "rendition_conflict"
         /// The disk refused a write (500).
         case storage
+        /// A segment opening a timeline (an encoder's first after a restart) longer than the target
+        /// duration, left out of the window (B1): counted here, though its upload was accepted.
+        case overTargetDuration = "over_target_duration"
         /// The state directory's file system is full, or the quota of its user is used up (507).
         /// Counted apart from ``storage`` because it is the operator's to fix, and it clears by
         /// itself once space is freed.
@@ -68,7 +71,7 @@ public struct IngestCounters: Sendable, Hashable {
             case .badPath, .truncated: .badRequest
             case .unsupportedType: .unsupportedMediaType
             case .tooLarge: .tooLarge
-            case .malformedPlaylist: .unprocessable
+            case .malformedPlaylist, .overTargetDuration: .unprocessable
             case .renditionConflict: .conflict
             case .storage: .failed
             case .diskFull: .insufficientStorage

@@ -123,10 +123,13 @@ extension LiveWindow {
     mutating func restart(_ rendition: inout RenditionWindow, _ playlist: MediaPlaylist, reason: String, now: Int64) {
         let sequence = playlist.effectiveMediaSequence
         let newest = numbering.epochs[numbering.current]
-        let joinedMSN = sequence &+ newest.offset
+        // A playlist that starts with the segments the epoch left out (``ChannelNumbering/Epoch/skipped``)
+        // reaches the epoch's first number with the one after them.
+        let reach = sequence &+ newest.offset &+ newest.skipped
         let recent = newest.openedAt >= now &- Int64(configuration.targetDuration) * 4_000_000
-        if rendition.epoch < numbering.current, recent, joinedMSN >= newest.start,
-            joinedMSN > (rendition.lastMSN ?? 0), joinedMSN - newest.start <= UInt64(maxFillerRun)
+        rendition.resumingSince = nil  // a restarted source is numbered as such, restored or not
+        if rendition.epoch < numbering.current, recent, reach >= newest.start,
+            reach > (rendition.lastMSN ?? 0), reach - newest.start <= UInt64(maxFillerRun)
         {
             rendition.epoch = numbering.current
         } else {

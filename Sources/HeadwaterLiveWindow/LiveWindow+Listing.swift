@@ -57,6 +57,15 @@ extension LiveWindow {
         let threshold = HLSDuration(microseconds: Int64(configuration.targetDuration) * 1_500_000)
         while index < playlist.segments.count {
             let encoderSequence = sequence &+ UInt64(index)
+            if rendition.resumingSince != nil {
+                switch resumeAfterRestore(&rendition, playlist, at: index, context) {
+                case .list: break
+                case .wait: return
+                case .skip(let first):
+                    index = first
+                    continue
+                }
+            }
             if rendition.fillerSince != nil {
                 resume(&rendition, encoderSequence: encoderSequence, encoderDiscontinuity: context.discontinuities[index], now: now)
             }
@@ -91,6 +100,20 @@ extension LiveWindow {
                     "\(playlist.segments[index].uri) listed as EXT-X-GAP: \(missing.reason)")
                 candidate.segment.tags.gap = true
                 candidate.file = nil
+            }
+            if opensTimeline(rendition, candidate), candidate.segment.duration.roundedSeconds > Int64(configuration.targetDuration) {
+                switch longFirstSegment(rendition, playlist, at: index, context) {
+                case .wait: return
+                case .list: break
+                case .skip:
+                    report(
+                        .segmentOverTargetDurationSkipped, rendition.name,
+                        "\(playlist.segments[index].uri): EXTINF \(candidate.segment.duration) rounds above EXT-X-TARGETDURATION \(configuration.targetDuration) and starts a new timeline; not listed, numbering continues with the next segment")
+                    skipFirstSegment(of: &rendition)
+                    rendition.nextEncoderSequence = encoderSequence &+ 1
+                    index += 1
+                    continue
+                }
             }
             if let last = rendition.lastMSN, msn - last - 1 > UInt64(maxFillerRun) {
                 rendition.offset = (last &+ 1) &- encoderSequence

@@ -77,9 +77,9 @@ extension LiveWindow {
         let since = rendition.fillerSince ?? now
         rendition.fillerSince = nil
         let newest = numbering.epochs[numbering.current]
-        let joined = encoderSequence &+ newest.offset
+        let joined = encoderSequence &+ newest.offset &+ newest.skipped
         if rendition.epoch < numbering.current, newest.openedAt >= since, joined > (rendition.lastMSN ?? 0),
-            joined - newest.start <= UInt64(maxFillerRun)
+            joined >= newest.start, joined - newest.start <= UInt64(maxFillerRun)
         {
             rendition.epoch = numbering.current
         } else {

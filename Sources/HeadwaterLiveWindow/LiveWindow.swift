@@ -261,6 +261,10 @@ public struct PushReport: Sendable, Hashable, CustomStringConvertible {
         /// A listed segment's EXTINF rounds above the target duration (B1). Accepted: the target
         /// duration never changes (B2).
         case extinfAboveTargetDuration = "extinf_above_target_duration"
+        /// The first segment of a new timeline (after an encoder restart, say) rounds above the
+        /// target duration and the next one fits: it is not listed (B1), counted as refused
+        /// (``IngestCounters/Reason/overTargetDuration``); see ``LiveWindow/longFirstSegment(_:_:at:_:)``.
+        case segmentOverTargetDurationSkipped = "segment_over_target_duration_skipped"
         /// The encoder restarted: numbering continues, with a discontinuity.
         case encoderRestart = "encoder_restart"
         /// A listed segment never arrived in time, or cannot be served (byte range, absolute URI):

@@ -102,6 +102,10 @@ struct RenditionWindow: Sendable {
     var fillerSince: Int64?
     /// The next slate segment to list.
     var slateIndex = 0
+    /// Restored from the state directory at this time (µs) and not yet listing the source again: its
+    /// next segment either continues what was listed, or segments were lost while Headwater was
+    /// down and numbering goes on after a discontinuity (``LiveWindow/record(directory:savedAt:)``).
+    var resumingSince: Int64?
     /// The playlist as last built, by version (the last MSN; listing only ever appends).
     var listed: (lastMSN: UInt64, model: MediaPlaylist)?
     /// The I-frame playlist of ``listed``, made with it (`nil` when it has none).
@@ -171,6 +175,9 @@ struct ChannelNumbering: Sendable {
         var discontinuityOffset: UInt64
         /// When the first rendition saw the new run (µs).
         var openedAt: Int64
+        /// Leading source segments the epoch left out (a first segment longer than the target
+        /// duration): a rendition whose playlist starts that much before ``start`` still joins it.
+        var skipped: UInt64 = 0
     }
 
     var epochs: [Epoch] = [Epoch(start: 0, offset: 0, discontinuityOffset: 0, openedAt: .min)]

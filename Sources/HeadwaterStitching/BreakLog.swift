@@ -22,9 +22,9 @@ public import HeadwaterHLS
 /// - Remove breaks once they end before the window (``removeBreaks(endingBefore:)``).
 public struct BreakLog: Sendable, Hashable {
     /// The retained breaks, ordered by start; only the last may be open.
-    public private(set) var breaks: [AdBreak] = []
+    public internal(set) var breaks: [AdBreak] = []
     /// Stitched minus content discontinuity sequence number before the first retained break.
-    private(set) var initialOffset: UInt64 = 0
+    var initialOffset: UInt64 = 0
 
     public init() {}
 

@@ -51,7 +51,7 @@ public struct BreakTracker: Sendable, Hashable {
     /// that is not positive means 30 s.
     public var defaultDuration: HLSDuration
     /// The breaks so far: publish it with the content version passed to the last `advance`.
-    public private(set) var log = BreakLog()
+    public internal(set) var log = BreakLog()
 
     /// How far a segment's date may be before a splice date and still be the splice's segment:
     /// encoders compute splice dates from PTS and segment dates from their own clock, a frame or
@@ -61,20 +61,23 @@ public struct BreakTracker: Sendable, Hashable {
     /// source that announces without end.
     static let maximumPendingStarts = 16
 
+    // The state below is set only by processing segments, and by a restore after a restart
+    // (``BreakTrackerRecord``, in another file: hence module-internal setters).
+
     /// The last media sequence number processed.
-    private(set) var lastProcessed: UInt64?
+    var lastProcessed: UInt64?
     /// The date just after the last processed segment: the splice date of a "cue now".
-    private(set) var nextDate: ProgramDateTime?
+    var nextDate: ProgramDateTime?
     /// The break in progress, with what identifies its signals.
-    private(set) var open: OpenBreak?
+    var open: OpenBreak?
     /// Dated starts waiting for their segment, in the order announced.
-    private(set) var pending: [PendingStart] = []
+    var pending: [PendingStart] = []
     /// A "cue now" waiting for the next new segment.
-    private(set) var request: Request?
+    var request: Request?
     /// An early return waiting for the next new segment.
-    private(set) var returnRequested = false
+    var returnRequested = false
     /// Ad date ranges already dealt with: a packager may write a range again on later segments.
-    private(set) var seenRanges = RecentRanges(capacity: 64)
+    var seenRanges = RecentRanges(capacity: 64)
 
     /// - Parameters:
     ///   - defaultDuration: see ``defaultDuration``; a value that is not positive is replaced by 30 s.

@@ -88,6 +88,7 @@ enum ConfigurationLoading {
         let configuration = try HeadwaterConfiguration.parse(text, file: file, baseDirectory: base)
         var packages: [String: LoopPackage] = [:]
         var problems: [ConfigurationError.Problem] = []
+        if let problem = configuration.server.publicDirectoryProblem(file: file) { problems.append(problem) }
         for channel in configuration.channels {
             switch channel.source {
             case .loop(let package):

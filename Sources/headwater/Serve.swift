@@ -95,7 +95,7 @@ struct Serve: AsyncParsableCommand {
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
         let sources = ChannelSources(
             registry: registry, clock: clock, logger: logger, stateDirectory: push.stateDirectory, runTag: push.runTag,
-            httpClient: httpClient, keyring: keyring)
+            durable: push.isDurable, httpClient: httpClient, keyring: keyring)
         // Ad insertion: rule sets, session tokens, beacons; break trackers per channel (AdWiring).
         let ruleBook = AdRuleBook()
         let beacons = BeaconDispatcher(httpClient: httpClient, logger: logger)
@@ -130,9 +130,15 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.host = host
         serverConfiguration.port = port
         serverConfiguration.publicDirectory = configuration.server.publicDirectory
+        serverConfiguration.followSymlinks =
+            switch configuration.server.followSymlinks {
+            case .never: .never
+            case .inside: .inside
+            }
         serverConfiguration.cors = configuration.server.cors
         serverConfiguration.eventLoopThreads = configuration.server.threads ?? OriginServerConfiguration.availableCPUs()
         serverConfiguration.tls = tls
+        ServerLimitsWiring.apply(configuration.server, to: &serverConfiguration)
         let server = OriginServer(
             configuration: serverConfiguration, content: registry, ingest: PushIngestSink(push), logger: logger,
             accessLogger: Logger(label: OriginServer.accessLogLabel), clock: clock,
@@ -151,6 +157,7 @@ struct Serve: AsyncParsableCommand {
                 logger: logger))
         var listening: Logger.Metadata = ["address": "http://\(host):\(port)", "channels": "\(configuration.channels.map(\.name))"]
         if let tls { listening["address.tls"] = "https://\(tls.host):\(tls.port)" }
+        if let ingest = serverConfiguration.ingestListener { listening["address.ingest"] = "http://\(ingest.host):\(ingest.port)" }
         logger.info("listening", metadata: listening)
         do {
             try await group.run()

@@ -13,6 +13,8 @@ enum ServerLimitsWiring {
         if let value = limits.minimumBodyRate { settings.limits.minimumBodyRate = value }
         if let value = limits.sendTimeoutSeconds { settings.limits.sendTimeout = .seconds(value) }
         if let value = limits.idleTimeoutSeconds { settings.idleTimeout = .seconds(value) }
+        if let value = limits.http2MaxStreams { settings.http2.maxConcurrentStreams = value }
+        if let value = limits.http2MaxResets { settings.http2.maxResetsPerWindow = value }
         settings.ingestListener = server.ingestListen.map { .init(host: $0.host, port: $0.port) }
     }
 }

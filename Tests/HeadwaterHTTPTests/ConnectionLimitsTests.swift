@@ -174,6 +174,37 @@ struct ConnectionLimitsTests {
         }
     }
 
+    @Test func anHTTP2ClientThatNeverReadsIsDisconnected() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let big = patternBytes(count: 16 * 1024 * 1024, seed: 12)
+        let path = try directory.write("v1/big.ts", big)
+        let content = Fixture.content(segments: ["big.ts": segmentFile(path: path, length: big.count, tag: "seg-big")])
+        let metrics = OriginMetrics()
+        try await withServer(content: content, configure: {
+            $0.metrics = metrics
+            $0.limits.sendTimeout = .seconds(2)
+        }) { port in
+            typealias Frames = HTTP2AbuseTests
+            // h2c by prior knowledge. The client reads nothing: its stream's pieces stop being
+            // written while the connection itself stays writable (a reset, not a connection close,
+            // ends it: the stream's piece missed the send deadline).
+            let settings = Frames.frame(type: 0x4, stream: 0, [0x00, 0x04] + Frames.bigEndian(0x7fff_ffff))
+            let windowUpdate = Frames.frame(type: 0x8, stream: 0, Frames.bigEndian(0x7fff_ffff - 65_535))
+            let headers = Frames.frame(
+                type: 0x1, flags: 0x5, stream: 1,
+                [0x82, 0x86] + [0x04] + Frames.hpackString("/live/demo/v1/big.ts") + [0x01] + Frames.hpackString("localhost"))
+            let closed = try await onThread {
+                let socket = try BlockingSocket(port: port, receiveBuffer: 4096)
+                socket.send(HTTP2Preface.bytes + settings + windowUpdate + headers)
+                Thread.sleep(forTimeInterval: 4)
+                return socket.receiveAll()
+            }
+            #expect(closed.bytes.count < big.count, "the whole body arrived: \(closed.bytes.count) bytes")
+            #expect(Self.deadlineCloses(metrics, "send") == 1)
+        }
+    }
+
     @Test func connectionsOverTheCapsAreAnswered503WithRetryAfter() async throws {
         let metrics = OriginMetrics()
         try await withServer(configure: {

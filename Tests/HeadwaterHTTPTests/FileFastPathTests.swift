@@ -270,7 +270,7 @@ struct PreencodedFileHeadsTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = try directory.write("f", [1, 2, 3])
-        guard case .success(let file) = OpenFile.open(path) else {
+        guard case .success(let file) = OpenFile.open(ConfinedPath(file: path, symlinks: .never)) else {
             Issue.record("cannot open \(path)")
             return
         }
@@ -299,7 +299,7 @@ struct PreencodedFileHeadsTests {
         defer { directory.remove() }
         let path = try directory.write("f", [1, 2, 3])
         func open() throws -> OpenFile {
-            guard case .success(let file) = OpenFile.open(path) else { throw CancellationError() }
+            guard case .success(let file) = OpenFile.open(ConfinedPath(file: path, symlinks: .never)) else { throw CancellationError() }
             return file
         }
         let heads = PreencodedFileHeads()

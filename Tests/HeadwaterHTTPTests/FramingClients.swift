@@ -43,6 +43,8 @@ struct FramingRequest: Sendable, CustomStringConvertible {
     var fields: [Field]
     /// The status the fast path's server must answer, so that equal answers are also right ones.
     var expectedStatus: Int
+    /// The values of the HTTP/1.1 `Host` lines, in order (none, two: refused); HTTP/2 sends `host: origin`.
+    var hosts = ["origin"]
 
     struct Field: Sendable {
         var name: String
@@ -67,7 +69,7 @@ struct FramingRequest: Sendable, CustomStringConvertible {
 
     /// The HTTP/1.1 bytes of the request.
     var http1: String {
-        var text = "\(method.rawValue) \(target) HTTP/1.1\r\nHost: origin\r\n"
+        var text = "\(method.rawValue) \(target) HTTP/1.1\r\n" + hosts.map { "Host: \($0)\r\n" }.joined()
         for field in fields { text += "\(field.name): \(field.value)\r\n" }
         return text + "\r\n"
     }

@@ -15,6 +15,7 @@ struct RefusalMappingTests {
         .badRequest: 400, .unauthorized: 401, .forbidden: 403, .notFound: 404, .methodNotAllowed: 405,
         .conflict: 409, .preconditionFailed: 412, .tooLarge: 413, .unsupportedMediaType: 415,
         .rangeNotSatisfiable: 416, .unprocessable: 422, .failed: 500, .unavailable: 503, .insufficientStorage: 507,
+        .uriTooLong: 414, .headerFieldsTooLarge: 431, .notImplemented: 501,
     ]
 
     @Test("each kind has its status, a one-line text/plain body and, for 401, a bearer challenge")
@@ -41,7 +42,7 @@ struct RefusalMappingTests {
         let codes: [IngestCounters.Reason: UInt] = [
             .missingCredentials: 401, .wrongToken: 403, .disabled: 403, .unknownChannel: 404, .badPath: 400,
             .unsupportedType: 415, .tooLarge: 413, .truncated: 400, .malformedPlaylist: 422,
-            .renditionConflict: 409, .storage: 500, .diskFull: 507,
+            .renditionConflict: 409, .storage: 500, .diskFull: 507, .overTargetDuration: 422,
         ]
         for reason in IngestCounters.Reason.allCases {
             let refusal = IngestRefusal("why", reason: reason).refusal

@@ -142,7 +142,7 @@ struct ServerPipelineTests {
             (get("/index.html"), 404, "404 Not Found: no such file\n"),
             (get("/ingest/demo/v1.m3u8"), 404, "404 Not Found: ingest is not enabled on this server\n"),
             (
-                "POST /live/demo/master.m3u8 HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 405,
+                "POST /live/demo/master.m3u8 HTTP/1.1\r\nHost: o\r\nContent-Length: 0\r\n\r\n", 405,
                 "405 Method Not Allowed: POST is not allowed here; use GET, HEAD, OPTIONS\n"
             ),
         ]
@@ -165,7 +165,7 @@ struct ServerPipelineTests {
         #expect(starting.header("Retry-After") == "4")
         let missingSegment = try harness.send(get("/live/demo/v1/seg99.ts"))
         #expect(missingSegment.header("Cache-Control") == "public, max-age=1")
-        let wrongMethod = try harness.send("DELETE /healthz HTTP/1.1\r\n\r\n")
+        let wrongMethod = try harness.send("DELETE /healthz HTTP/1.1\r\nHost: o\r\n\r\n")
         #expect(wrongMethod.status == 405)
         #expect(wrongMethod.header("Allow") == "GET, HEAD, OPTIONS")
     }
@@ -202,7 +202,7 @@ struct ServerPipelineTests {
         #expect(error.header("Access-Control-Allow-Origin") == "*")
 
         let preflight = try harness.send(
-            "OPTIONS /live/demo/v1/seg1.ts HTTP/1.1\r\nOrigin: https://player.example\r\n"
+            "OPTIONS /live/demo/v1/seg1.ts HTTP/1.1\r\nHost: o\r\nOrigin: https://player.example\r\n"
                 + "Access-Control-Request-Method: GET\r\nAccess-Control-Request-Headers: range\r\n\r\n"
         )
         #expect(preflight.status == 204)
@@ -215,7 +215,7 @@ struct ServerPipelineTests {
         }
         #expect(preflight.header("Access-Control-Max-Age") == "86400")
 
-        let asterisk = try harness.send("OPTIONS * HTTP/1.1\r\n\r\n")
+        let asterisk = try harness.send("OPTIONS * HTTP/1.1\r\nHost: o\r\n\r\n")
         #expect(asterisk.status == 204)
         #expect(asterisk.header("Allow") == "OPTIONS")
     }
@@ -225,7 +225,7 @@ struct ServerPipelineTests {
         defer { harness.finish() }
         let response = try harness.send(get("/live/demo/v1.m3u8", "Origin: https://player.example\r\n"))
         #expect(response.header("Access-Control-Allow-Origin") == nil)
-        let options = try harness.send("OPTIONS /live/demo/v1.m3u8 HTTP/1.1\r\n\r\n")
+        let options = try harness.send("OPTIONS /live/demo/v1.m3u8 HTTP/1.1\r\nHost: o\r\n\r\n")
         #expect(options.status == 204)
         #expect(options.header("Allow") == "GET, HEAD, OPTIONS")
         #expect(options.header("Access-Control-Allow-Methods") == nil)
@@ -235,7 +235,7 @@ struct ServerPipelineTests {
         let harness = try PipelineHarness()
         defer { harness.finish() }
         let responses = try harness.exchange(
-            get("/live/demo/master.m3u8") + "HEAD /live/demo/v1.m3u8 HTTP/1.1\r\n\r\n" + get("/live/nope/x.m3u8")
+            get("/live/demo/master.m3u8") + "HEAD /live/demo/v1.m3u8 HTTP/1.1\r\nHost: o\r\n\r\n" + get("/live/nope/x.m3u8")
                 + get("/healthz") + get("/live/demo/v1.m3u8"),
             bodiless: { $0 == 1 }
         )
@@ -261,14 +261,14 @@ struct ServerPipelineTests {
         #expect(!plain.isActive)
 
         let http11 = try PipelineHarness()
-        let asked = try http11.send("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n")
+        let asked = try http11.send("GET /healthz HTTP/1.1\r\nHost: o\r\nConnection: close\r\n\r\n")
         #expect(asked.header("Connection") == "close")
         #expect(!http11.isActive)
     }
 
     @Test func malformedRequestGets400AndClose() throws {
         let harness = try PipelineHarness()
-        let response = try harness.send("GET /healthz HTTP/1.1\r\nBad Header\r\n\r\n")
+        let response = try harness.send("GET /healthz HTTP/1.1\r\nHost: o\r\nBad Header\r\n\r\n")
         #expect(response.status == 400)
         #expect(response.header("Connection") == "close")
         #expect(!harness.isActive)
@@ -295,7 +295,7 @@ struct ServerPipelineTests {
         let sink = RecordingSink()
         let harness = try PipelineHarness(ingest: sink)
         defer { harness.finish() }
-        let response = try harness.send("DELETE /ingest/demo/v1/seg1.ts HTTP/1.1\r\n\r\n")
+        let response = try harness.send("DELETE /ingest/demo/v1/seg1.ts HTTP/1.1\r\nHost: o\r\n\r\n")
         #expect(response.status == 401)
         #expect(response.text == "401 Unauthorized: missing or wrong credentials for channel \"demo\"\n")
         #expect(response.header("WWW-Authenticate") == "Bearer realm=\"headwater\"")
@@ -309,7 +309,7 @@ struct ServerPipelineTests {
         let harness = try PipelineHarness(ingest: sink)
         defer { harness.finish() }
         let response = try harness.send(
-            "DELETE /ingest/demo/v1/seg1.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\n\r\n"
+            "DELETE /ingest/demo/v1/seg1.ts HTTP/1.1\r\nHost: o\r\nAuthorization: Bearer secret\r\n\r\n"
         )
         #expect(response.status == 204)
         #expect(
@@ -324,7 +324,7 @@ struct ServerPipelineTests {
         let harness = try PipelineHarness(ingest: sink)
         defer { harness.finish() }
         let response = try harness.send(
-            "PUT /ingest/demo/v1.m3u8 HTTP/1.1\r\nAuthorization: Bearer secret\r\nContent-Length: 11\r\n\r\nhello world"
+            "PUT /ingest/demo/v1.m3u8 HTTP/1.1\r\nHost: o\r\nAuthorization: Bearer secret\r\nContent-Length: 11\r\n\r\nhello world"
         )
         #expect(response.status == 201)
         #expect(sink.body == Array("hello world".utf8))
@@ -339,7 +339,7 @@ struct ServerPipelineTests {
         try harness.channel.writeInbound(
             ByteBuffer(
                 string:
-                    "PUT /ingest/demo/a.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n"
+                    "PUT /ingest/demo/a.ts HTTP/1.1\r\nHost: o\r\nAuthorization: Bearer secret\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n"
             )
         )
         let interim = try #require(try harness.channel.readOutbound(as: IOData.self))

@@ -248,9 +248,9 @@ struct ServerSocketTests {
                 try await outbound.write(
                     ByteBuffer(
                         string:
-                            "GET \(segment) HTTP/1.1\r\nRange: bytes=0-99\r\n\r\n" + "HEAD \(segment) HTTP/1.1\r\n\r\n"
-                            + "GET \(segment) HTTP/1.1\r\n\r\n" + "GET /live/demo/master.m3u8 HTTP/1.1\r\n\r\n"
-                            + "GET /live/demo/v1/big.ts HTTP/1.1\r\nRange: bytes=-10\r\n\r\n"
+                            "GET \(segment) HTTP/1.1\r\nHost: o\r\nRange: bytes=0-99\r\n\r\n" + "HEAD \(segment) HTTP/1.1\r\nHost: o\r\n\r\n"
+                            + "GET \(segment) HTTP/1.1\r\nHost: o\r\n\r\n" + "GET /live/demo/master.m3u8 HTTP/1.1\r\nHost: o\r\n\r\n"
+                            + "GET /live/demo/v1/big.ts HTTP/1.1\r\nHost: o\r\nRange: bytes=-10\r\n\r\n"
                     )
                 )
                 var bytes: [UInt8] = []
@@ -281,7 +281,7 @@ struct ServerSocketTests {
             let started = ContinuousClock.now
             // `/healthz` goes to the full path; the playlist is the fast path's alone (a connection
             // it never hands over, so it closes it itself).
-            for request in ["GET /healthz HTTP/1.1\r\n\r\n", "GET /live/demo/v1.m3u8 HTTP/1.1\r\nHost: o\r\n\r\n"] {
+            for request in ["GET /healthz HTTP/1.1\r\nHost: o\r\n\r\n", "GET /live/demo/v1.m3u8 HTTP/1.1\r\nHost: o\r\n\r\n"] {
                 try await RawClient.retryingWhenClosedBeforeRequest(port: port) { inbound, outbound in
                     var inbound = inbound
                     var bytes: [UInt8] = []
@@ -305,7 +305,7 @@ struct ServerSocketTests {
             // A reader that pauses longer than the idle timeout mid-response still gets it all.
             try await RawClient.retryingWhenClosedBeforeRequest(port: port) { inbound, outbound in
                 var inbound = inbound
-                try await outbound.write(ByteBuffer(string: "GET /live/demo/v1/huge.ts HTTP/1.1\r\n\r\n"))
+                try await outbound.write(ByteBuffer(string: "GET /live/demo/v1/huge.ts HTTP/1.1\r\nHost: o\r\n\r\n"))
                 var bytes: [UInt8] = []
                 guard let first = try await inbound.next() else { throw RawClient.ClosedBeforeResponse() }
                 bytes.append(first)
@@ -424,7 +424,7 @@ struct ServerSocketTests {
                 try await outbound.write(
                     ByteBuffer(
                         string:
-                            "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nHost: o\r\nAuthorization: Bearer secret\r\nTransfer-Encoding: chunked\r\n\r\n"
                     )
                 )
                 let chunk = patternBytes(count: 4096)
@@ -450,7 +450,7 @@ struct ServerSocketTests {
                 try await outbound.write(
                     ByteBuffer(
                         string:
-                            "PUT /ingest/demo/v1/seg2.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nContent-Length: 20000\r\n\r\n"
+                            "PUT /ingest/demo/v1/seg2.ts HTTP/1.1\r\nHost: o\r\nAuthorization: Bearer secret\r\nContent-Length: 20000\r\n\r\n"
                     )
                 )
                 var bytes: [UInt8] = []
@@ -473,7 +473,7 @@ struct ServerSocketTests {
                 try await outbound.write(
                     ByteBuffer(
                         string:
-                            "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nContent-Length: 1000\r\n\r\n"
+                            "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nHost: o\r\nAuthorization: Bearer secret\r\nContent-Length: 1000\r\n\r\n"
                             + String(repeating: "x", count: 100)
                     )
                 )

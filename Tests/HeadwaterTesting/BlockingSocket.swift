@@ -49,6 +49,11 @@ public final class BlockingSocket: Sendable {
 
     deinit { close(fd) }
 
+    /// Ends the connection both ways now (the descriptor is closed when the socket goes away).
+    public func shutdown() {
+        _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+    }
+
     /// How long ``receive(upTo:)`` waits (a very short one polls).
     public func setReceiveTimeout(_ seconds: Double) {
         var interval = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1e6))

@@ -17,23 +17,59 @@ extension FileBodySending {
     /// of it is written.
     ///
     /// By `sendfile`, a body over ``OriginHTTPHandler/corkedBodyThreshold`` goes out corked.
+    ///
+    /// - Parameter progress: told each time a piece of a body of several leaves (the send deadline's
+    ///   progress).
+    ///   - stall: for pieces, how long one may take to be written before the channel is closed.
     func send(
         _ file: OpenFile, from start: Int64, to end: Int64, context: ChannelHandlerContext,
-        wrap: @escaping (IOData) -> NIOAny
+        progress: FullPathProgress? = nil, stall: FileBodyPieces.Stall? = nil, wrap: @escaping (IOData) -> NIOAny
     ) -> EventLoopFuture<Void> {
         switch self {
         case .sendfile:
+            guard end - start > Self.sendfileSlice else {
+                let region = FileRegion(fileHandle: file.handle, readerIndex: Int(start), endIndex: Int(end))
+                return context.writeAndFlush(wrap(.fileRegion(region)))
+            }
             let corked = end - start > OriginHTTPHandler.corkedBodyThreshold
             if corked { OriginHTTPHandler.cork(true, context: context) }
-            let region = FileRegion(fileHandle: file.handle, readerIndex: Int(start), endIndex: Int(end))
-            let written = context.writeAndFlush(wrap(.fileRegion(region)))
-            if corked { written.assumeIsolated().whenComplete { _ in OriginHTTPHandler.cork(false, context: context) } }
-            return written
+            let done = context.eventLoop.makePromise(of: Void.self)
+            Self.sendSlices(file, from: start, to: end, context: context, progress: progress, wrap: wrap, done: done)
+            if corked { done.futureResult.assumeIsolated().whenComplete { _ in OriginHTTPHandler.cork(false, context: context) } }
+            return done.futureResult
         case .pieces:
             let promise = context.eventLoop.makePromise(of: Void.self)
             FileBodyPieces.send(
-                file, offset: start, count: end - start, context: context, wrap: { wrap(.byteBuffer($0)) }, done: promise)
+                file, offset: start, count: end - start, context: context, progress: progress, stall: stall,
+                wrap: { wrap(.byteBuffer($0)) }, done: promise)
             return promise.futureResult
+        }
+    }
+}
+
+extension FileBodySending {
+    /// The most one `FileRegion` of a body carries: a larger body goes out as several, each written
+    /// once the one before it has left, so the connection becomes writable between them — the
+    /// progress the send deadline (``ConnectionLimits/sendTimeout``) looks for. One region for the
+    /// whole file would keep the connection unwritable until nearly all of it had gone, and a slow
+    /// but reading client would look like one that reads nothing. (Bodies up to this size, most
+    /// segments, still go in one region, as before.)
+    static let sendfileSlice: Int64 = 512 * 1024
+
+    private static func sendSlices(
+        _ file: OpenFile, from start: Int64, to end: Int64, context: ChannelHandlerContext, progress: FullPathProgress?,
+        wrap: @escaping (IOData) -> NIOAny, done: EventLoopPromise<Void>
+    ) {
+        let sliceEnd = min(end, start + sendfileSlice)
+        let region = FileRegion(fileHandle: file.handle, readerIndex: Int(start), endIndex: Int(sliceEnd))
+        context.writeAndFlush(wrap(.fileRegion(region))).assumeIsolated().whenComplete { result in
+            switch result {
+            case .success where sliceEnd < end:
+                progress?.lastSend = .now()
+                sendSlices(file, from: sliceEnd, to: end, context: context, progress: progress, wrap: wrap, done: done)
+            case .success: done.succeed()
+            case .failure(let error): done.fail(error)
+            }
         }
     }
 }
@@ -46,6 +82,17 @@ enum FileBodyPieces {
     /// writes per MiB low while a stalled stream still holds little.
     static let pieceSize: Int64 = 64 * 1024
 
+    /// The send deadline of one piece (``ConnectionLimits/sendTimeout``). On an HTTP/2 stream the
+    /// connection's writability shows nothing of a client that reads the socket but never opens
+    /// its flow-control window: its stream's pieces simply stop being written, and would hold the
+    /// file open for as long as the connection lasts. A piece not written within `timeout` closes
+    /// the channel it is written on — an HTTP/2 stream is reset, an HTTP/1 connection closed.
+    struct Stall {
+        var timeout: TimeAmount
+        /// Called when a piece missed its deadline, before the channel is closed (to count it).
+        var expired: () -> Void
+    }
+
     /// Sends `count` bytes of `file` from `offset`, each piece wrapped by `wrap` (a body part for NIO's
     /// HTTP/1 handlers and HTTP/2's codec), then completes `done` — with an error if a write failed or
     /// the file ended early (it shrank since it was opened: the response cannot be completed).
@@ -54,6 +101,8 @@ enum FileBodyPieces {
         offset: Int64,
         count: Int64,
         context: ChannelHandlerContext,
+        progress: FullPathProgress? = nil,
+        stall: Stall? = nil,
         wrap: @escaping (ByteBuffer) -> NIOAny,
         done: EventLoopPromise<Void>
     ) {
@@ -68,13 +117,23 @@ enum FileBodyPieces {
             var piece = context.channel.allocator.buffer(capacity: Int(wanted))
             let read = file.read(offset: offset + sent, count: wanted, appendingTo: &piece)
             guard read > 0 else {
-                done.fail(FileEndedEarly(path: file.path))
+                done.fail(FileEndedEarly(path: file.path.description))
                 return
             }
             sent += read
+            let deadline = stall.flatMap { stall in
+                stall.timeout > .zero
+                    ? context.eventLoop.assumeIsolated().scheduleTask(in: stall.timeout) {
+                        stall.expired()
+                        context.close(promise: nil)
+                    } : nil
+            }
             context.writeAndFlush(wrap(piece)).assumeIsolated().whenComplete { result in
+                deadline?.cancel()
                 switch result {
-                case .success: next()
+                case .success:
+                    if sent < count { progress?.lastSend = .now() }
+                    next()
                 case .failure(let error): done.fail(error)
                 }
             }

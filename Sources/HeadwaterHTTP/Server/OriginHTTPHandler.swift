@@ -32,6 +32,10 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var metrics: OriginMetrics
         /// Wall clock, Unix seconds.
         var now: @Sendable () -> Int64 = ResponseDates.now
+        /// The connections' deadlines (``OriginFastPath`` keeps them).
+        var limits = ConnectionLimits()
+        /// `headwater_http_deadline_closes_total{deadline}`; `nil` in tests that do not count.
+        var deadlineCloses: OriginMetrics.LabelledCounters<ConnectionDeadlines.Expired>? = nil
     }
 
     private enum State {
@@ -100,6 +104,7 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func received(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         guard case .idle = state else { return }  // .closing: drop whatever follows
+        progress.receivedHead()
         let exchange = Exchange(
             head: head,
             request: OriginRequest(head),
@@ -134,16 +139,19 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch state {
         case .receiving(let exchange):
             state = .responding
+            progress.phase = .responding
             let response = respond(to: exchange)
             write(response, for: exchange, context: context)
         case .uploading(let exchange, let writer):
             state = .finishingUpload(exchange)
+            progress.phase = .responding
             writer.end()  // answered at `.done`
         case .discarding(let lingering):
             if lingering {
                 closeNow(context: context)
             } else {
                 state = .idle
+                progress.phase = .awaitingHead
             }
         case .idle, .finishingUpload, .responding, .closing:
             break
@@ -338,7 +346,10 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     context: context)
                 return
             }
-            fileBodies.send(file, from: offset + prefix, to: offset + count, context: context) {
+            fileBodies.send(
+                file, from: offset + prefix, to: offset + count, context: context, progress: progress,
+                stall: sendStall
+            ) {
                 self.wrapOutboundOut(.body($0))
             }.assumeIsolated().whenComplete { result in
                 file.close()
@@ -449,6 +460,7 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     ) {
         if case .responding = state {
             state = keepAlive ? .idle : .closing
+            progress.phase = .awaitingHead
         }
         progress.responsesFinished += 1
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { result in
@@ -499,6 +511,15 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 bytes: entry.bytes,
                 uncompressedBytes: uncompressed
             )
+        }
+    }
+
+    /// A piece of a file body not written within the send timeout closes this channel (an HTTP/2
+    /// stream: reset), counted as a send deadline.
+    private var sendStall: FileBodyPieces.Stall {
+        let environment = environment
+        return FileBodyPieces.Stall(timeout: TimeAmount(environment.limits.sendTimeout)) {
+            environment.deadlineCloses?.increment(.send)
         }
     }
 

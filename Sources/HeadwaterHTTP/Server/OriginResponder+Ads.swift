@@ -77,7 +77,7 @@ extension OriginResponder {
         case .failure(let refusal):
             switch refusal.kind {
             case .badRequest, .methodNotAllowed, .preconditionFailed, .tooLarge, .unsupportedMediaType,
-                .rangeNotSatisfiable, .unprocessable:
+                .rangeNotSatisfiable, .unprocessable, .uriTooLong, .headerFieldsTooLarge, .notImplemented:
                 "bad_request"
             case .unauthorized, .forbidden: "forbidden"
             case .notFound: "not_found"

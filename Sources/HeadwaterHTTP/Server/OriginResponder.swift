@@ -21,17 +21,38 @@ struct OriginResponder {
     let clock: any WallClock
     /// Sessions, stitched playlists and "cue now"; `nil` when no ad configuration is loaded.
     var adInsertion: AdInsertion? = nil
+    /// Which symbolic links below the public directory and a segment's directory are followed
+    /// (``SymlinkPolicy``; `server.follow_symlinks`).
+    var symlinks = SymlinkPolicy.never
+    /// Where refused links (and protocol errors) are counted; not counted by default (tests that
+    /// make a responder of their own).
+    var refusals = RefusalCounters()
+    /// Whether ingest and the admin API are served here; `false` on the public listeners when the
+    /// ingest listener serves them (``OriginServerConfiguration/ingestListener``).
+    var servesControlRoutes = true
 
     /// The response to `request` on `route` (its target, parsed). `HEAD` is answered as `GET` (the
-    /// handler drops the body). A method the route does not take gets 405 with `Allow`; `OPTIONS`
-    /// gets 204 (and CORS).
-    func respond(to request: OriginRequest, route: Route) -> OriginResponse {
+    /// handler drops the body). A method no route takes gets 501; one the route does not take, 405
+    /// with `Allow`; `OPTIONS` gets 204 (and CORS).
+    ///
+    /// `quietly`: decide alike, but log and count nothing about a file that cannot be served — for
+    /// ``OriginFastPath``'s look-ahead, whose request is then answered by a call that does (its
+    /// own, or the full path's), so each request is logged and counted once.
+    func respond(to request: OriginRequest, route: Route, quietly: Bool = false) -> OriginResponse {
         let method = request.decidingMethod
         let fields = request.fields
+        if !servesControlRoutes, route.isControl {
+            return .refused(Refusal(.notFound, "not served on this listener"),
+                cachePolicy: CachePolicy(.error(targetDuration: nil))
+            )
+        }
         if case .ingest = route, !ingestEnabled {
             return .refused(Refusal(.notFound, "ingest is not enabled on this server"),
                 cachePolicy: CachePolicy(.error(targetDuration: nil))
             )
+        }
+        guard Route.implementedMethods.contains(method) else {
+            return .refused(.methodNotImplemented, cachePolicy: CachePolicy(.error(targetDuration: nil)))
         }
         let allowed = route.allowedMethods
         if method == .OPTIONS { return options(allowed: allowed) }
@@ -51,7 +72,7 @@ struct OriginResponder {
         case .iFramePlaylist(let channel, let rendition):
             return sharedPlaylist(channel: channel, .iFrames(rendition: rendition), fields: fields)
         case .segment(let channel, let rendition, let name):
-            return segment(channel: channel, rendition: rendition, name: name, fields: fields)
+            return segment(channel: channel, rendition: rendition, name: name, fields: fields, quietly: quietly)
         case .sessionMultivariantPlaylist(let channel, let query):
             return sessionPlaylist(channel: channel, query: query, request: request)
         case .stitchedPlaylist(let channel, let rendition, let session):
@@ -72,7 +93,7 @@ struct OriginResponder {
         case .status:
             return statusAPI.response(content: content)
         case .staticFile(let path):
-            return staticFile(path: path, fields: fields)
+            return staticFile(path: path, fields: fields, quietly: quietly)
         case .notFound, .ingest, .server:
             return .refused(Refusal(.notFound, "no such resource"), cachePolicy: CachePolicy(.error(targetDuration: nil)))
         }
@@ -187,14 +208,16 @@ struct OriginResponder {
 
     // MARK: - Segments
 
-    private func segment(channel: String, rendition: String, name: String, fields: OriginRequest.Fields) -> OriginResponse {
+    private func segment(
+        channel: String, rendition: String, name: String, fields: OriginRequest.Fields, quietly: Bool
+    ) -> OriginResponse {
         guard let snapshot = content.snapshot(of: channel) else { return noChannel(channel) }
         guard let files = snapshot.segments[rendition] else {
             if snapshot.mediaPlaylists[rendition] == nil { return noRendition(rendition, of: snapshot) }
             return notYetAvailable(name, rendition: rendition, channel: channel)
         }
         guard let file = files[name] else { return notYetAvailable(name, rendition: rendition, channel: channel) }
-        switch OpenFile.open(file.path) {
+        switch OpenFile.open(ConfinedPath(file: file.path, symlinks: symlinks)) {
         case .success(let opened) where opened.size >= file.length:
             var response = OriginResponse(
                 status: .ok,
@@ -205,6 +228,7 @@ struct OriginResponder {
             return serve(opened, length: file.length, entityTag: file.entityTag, response, fields: fields)
         case .success(let opened):
             opened.close()
+            if quietly { break }
             logger.warning(
                 "segment file is shorter than listed",
                 metadata: [
@@ -212,7 +236,14 @@ struct OriginResponder {
                     "file.size": "\(opened.size)", "file.expected_size": "\(file.length)",
                 ]
             )
+        case .failure(.refusedSymlink):
+            if quietly { break }
+            refusals.refusedSymlink(.segment)
+            logger.warning(
+                "segment file is a symbolic link the server does not follow (server.follow_symlinks); not served",
+                metadata: ["hls.channel.id": "\(channel)", "hls.rendition": "\(rendition)", "file.path": "\(file.path)"])
         case .failure(let failure):
+            if quietly { break }
             logger.warning(
                 "segment file vanished before it could be opened",
                 metadata: [
@@ -228,15 +259,15 @@ struct OriginResponder {
 
     // MARK: - Static files
 
-    private func staticFile(path: [String], fields: OriginRequest.Fields) -> OriginResponse {
+    private func staticFile(path: [String], fields: OriginRequest.Fields, quietly: Bool) -> OriginResponse {
         // Made only when needed: building an error response on every hit cost ~3% of a range request.
         var notFound: OriginResponse {
             OriginResponse.refused(Refusal(.notFound, "no such file"), cachePolicy: CachePolicy(.error(targetDuration: nil)))
         }
         guard let publicDirectory else { return notFound }
         let relative = path.isEmpty ? "index.html" : path.joined(separator: "/")
-        let fullPath = publicDirectory.hasSuffix("/") ? publicDirectory + relative : publicDirectory + "/" + relative
-        switch OpenFile.open(fullPath) {
+        let file = ConfinedPath(root: publicDirectory, relative: relative, symlinks: symlinks)
+        switch OpenFile.open(file) {
         case .success(let opened):
             // nginx's validator: modification time and size, hex. Strong, since a file is replaced
             // whole on redeploy (a rewrite within the same second of the same size is not caught).
@@ -250,10 +281,20 @@ struct OriginResponder {
             return serve(opened, length: opened.size, entityTag: entityTag, response, fields: fields)
         case .failure(.notFound), .failure(.notRegularFile):
             return notFound
+        case .failure where quietly:
+            return notFound
+        case .failure(.refusedSymlink):
+            // Answered as a missing file: the client learns nothing of where the link leads.
+            refusals.refusedSymlink(.staticFile)
+            logger.warning(
+                "cannot open static file",
+                metadata: ["file.path": "\(file)", "error.type": "a symbolic link the server does not follow (server.follow_symlinks)"]
+            )
+            return notFound
         case .failure(.failed(let code)):
             logger.warning(
                 "cannot open static file",
-                metadata: ["file.path": "\(fullPath)", "error.type": "errno \(code)"]
+                metadata: ["file.path": "\(file)", "error.type": "errno \(code)"]
             )
             return notFound
         }

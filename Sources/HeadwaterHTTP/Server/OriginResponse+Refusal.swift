@@ -18,6 +18,9 @@ extension HTTPResponseStatus {
             case .tooLarge: .payloadTooLarge
             case .unsupportedMediaType: .unsupportedMediaType
             case .rangeNotSatisfiable: .rangeNotSatisfiable
+            case .uriTooLong: .uriTooLong
+            case .headerFieldsTooLarge: .requestHeaderFieldsTooLarge
+            case .notImplemented: .notImplemented
             case .unprocessable: .unprocessableEntity
             case .failed: .internalServerError
             case .unavailable: .serviceUnavailable

@@ -23,7 +23,8 @@ import Synchronization
 /// Each connection's pipeline: ``OriginFastPath`` (the idle keep-alive timeout; plain `GET`s of
 /// shared playlists, segments and static files, answered from bytes encoded once per version) → NIO's HTTP/1.1
 /// server pipeline with pipelining assistance (pipelined requests answered in order) and
-/// protocol-error handling (a malformed request gets 400 and a close) → ``OriginHTTPHandler``.
+/// protocol-error handling (``ProtocolErrorResponder``: a malformed request gets 431, 501 or 400 with
+/// its reason, and a close) → ``OriginHTTPHandler``.
 public final class OriginServer: Service {
     /// ``waitUntilListening()`` was called on a server that stopped, or failed to bind.
     public struct NotListening: Error, CustomStringConvertible {
@@ -45,8 +46,19 @@ public final class OriginServer: Service {
     private let clock: any WallClock
     /// Sessions, stitched playlists and "cue now" (`/ssai/…`, `/admin/…`); `nil` without ads.
     private let adInsertion: AdInsertion?
-    /// The plain listener's state, then the TLS listener's.
-    private let listening = Mutex([Listening.pending([]), Listening.pending([])])
+    /// Each listener's state, by ``Listener/rawValue``.
+    private let listening = Mutex([Listening.pending([]), Listening.pending([]), Listening.pending([])])
+
+    /// The server's listeners.
+    enum Listener: Int, CaseIterable {
+        /// HTTP/1.1 and h2c: everything, or everything but ingest and admin when ``ingest`` exists.
+        case plain
+        /// HTTP/1.1 and h2 by ALPN (``OriginServerConfiguration/tls``).
+        case tls
+        /// Ingest and admin, and the rest too (``OriginServerConfiguration/ingestListener``):
+        /// uncapped, for encoders and operators on a private interface.
+        case ingest
+    }
 
     /// The label the executable gives the access logger, so operators can route access lines
     /// apart from the rest of the log.
@@ -87,19 +99,25 @@ public final class OriginServer: Service {
     /// Waits until ``run()`` has bound its socket and returns the address (with the real port when
     /// ``OriginServerConfiguration/port`` is 0). Throws if binding failed or the server stopped.
     public func waitUntilListening() async throws -> SocketAddress {
-        try await waitUntilListening(tls: false)
+        try await waitUntilListening(.plain)
     }
 
     /// Like ``waitUntilListening()``, for the TLS listener (``OriginServerConfiguration/tls``);
     /// throws if there is none.
     public func waitUntilTLSListening() async throws -> SocketAddress {
-        try await waitUntilListening(tls: true)
+        try await waitUntilListening(.tls)
     }
 
-    private func waitUntilListening(tls: Bool) async throws -> SocketAddress {
+    /// Like ``waitUntilListening()``, for the ingest listener
+    /// (``OriginServerConfiguration/ingestListener``); throws if there is none.
+    public func waitUntilIngestListening() async throws -> SocketAddress {
+        try await waitUntilListening(.ingest)
+    }
+
+    private func waitUntilListening(_ listener: Listener) async throws -> SocketAddress {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SocketAddress, any Error>) in
             let result: Result<SocketAddress, any Error>? = listening.withLock { states in
-                let index = tls ? 1 : 0
+                let index = listener.rawValue
                 switch states[index] {
                 case .pending(var waiters):
                     waiters.append(continuation)
@@ -115,9 +133,9 @@ public final class OriginServer: Service {
         }
     }
 
-    private func setListening(_ result: Result<SocketAddress, any Error>, tls: Bool = false) {
+    private func setListening(_ result: Result<SocketAddress, any Error>, _ listener: Listener) {
         let waiters = listening.withLock { states -> [CheckedContinuation<SocketAddress, any Error>] in
-            let index = tls ? 1 : 0
+            let index = listener.rawValue
             var waiters: [CheckedContinuation<SocketAddress, any Error>] = []
             if case .pending(let pending) = states[index] { waiters = pending }
             switch result {
@@ -140,64 +158,68 @@ public final class OriginServer: Service {
             ownsGroup = false
         }
 
-        let connections = ConnectionTracker(metrics: configuration.metrics)
+        let connections = ConnectionTracker(metrics: configuration.metrics, limits: configuration.limits)
         let handlers = ConnectionHandlers(server: self, group: group)
-        var serverChannels: [any Channel] = []
+        var listeners: [(Listener, String, any Channel)] = []
         do {
-            let plain = try await bootstrap(group: group, connections: connections, handlers: handlers, tls: nil)
-                .bind(host: configuration.host, port: configuration.port).get()
-            serverChannels.append(plain)
-            if let tls = configuration.tls {
-                serverChannels.append(
-                    try await bootstrap(group: group, connections: connections, handlers: handlers, tls: tls.certificates)
-                        .bind(host: tls.host, port: tls.port).get())
+            var addresses = [(Listener.plain, configuration.host, configuration.port)]
+            if let tls = configuration.tls { addresses.append((.tls, tls.host, tls.port)) }
+            if let ingest = configuration.ingestListener { addresses.append((.ingest, ingest.host, ingest.port)) }
+            for (listener, host, port) in addresses {
+                let channel = try await bootstrap(listener, group: group, connections: connections, handlers: handlers)
+                    .bind(host: host, port: port).get()
+                listeners.append((listener, host, channel))
             }
         } catch {
-            for channel in serverChannels { try? await channel.close() }
-            setListening(.failure(error))
-            setListening(.failure(error), tls: true)
+            for (_, _, channel) in listeners { try? await channel.close() }
+            for listener in Listener.allCases { setListening(.failure(error), listener) }
             if ownsGroup { try? await group.shutdownGracefully() }
             throw error
         }
         let eventLoops = group.makeIterator().reduce(0) { count, _ in count + 1 }
-        for (index, channel) in serverChannels.enumerated() {
+        for (listener, host, channel) in listeners {
             guard let address = channel.localAddress else {
                 preconditionFailure("a bound server channel has a local address")
             }
-            let isTLS = index == 1
-            setListening(.success(address), tls: isTLS)
+            setListening(.success(address), listener)
             logger.info(
                 "listening",
                 metadata: [
-                    "server.tls": "\(isTLS)",
-                    "network.protocol.names": isTLS ? "http/1.1,h2" : "http/1.1,h2c",
-                    "server.address": "\(isTLS ? configuration.tls?.host ?? "" : configuration.host)",
+                    "server.listener": "\(listener)",
+                    "server.tls": "\(listener == .tls)",
+                    "network.protocol.names": listener == .tls ? "http/1.1,h2" : "http/1.1,h2c",
+                    "server.address": "\(host)",
                     "server.port": "\(address.port ?? 0)",
                     "server.event_loops": "\(eventLoops)",
+                    "limits.max_connections": "\(listener == .ingest ? "none" : String(configuration.limits.maxConnections))",
                 ]
             )
         }
         if configuration.tls == nil {
-            setListening(.failure(NotListening(description: "no TLS listener is configured")), tls: true)
+            setListening(.failure(NotListening(description: "no TLS listener is configured")), .tls)
         }
-        let listeners = serverChannels
+        if configuration.ingestListener == nil {
+            setListening(.failure(NotListening(description: "no ingest listener is configured")), .ingest)
+        }
+        let boundChannels = listeners.map(\.2)
 
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
-                for channel in listeners { try? await channel.closeFuture.get() }
+                for channel in boundChannels { try? await channel.closeFuture.get() }
                 await drain(connections)
             } onGracefulShutdown: { [logger] in
                 logger.info("shutting down: no new connections; finishing requests in flight")
-                for channel in listeners { channel.close(promise: nil) }
+                for channel in boundChannels { channel.close(promise: nil) }
                 connections.quiesceAll()
             }
         } onCancel: {
-            for channel in listeners { channel.close(promise: nil) }
+            for channel in boundChannels { channel.close(promise: nil) }
             connections.closeAll()
         }
 
-        setListening(.failure(NotListening(description: "the server has stopped")))
-        setListening(.failure(NotListening(description: "the server has stopped")), tls: true)
+        for listener in Listener.allCases {
+            setListening(.failure(NotListening(description: "the server has stopped")), listener)
+        }
         if ownsGroup { try? await group.shutdownGracefully() }
         logger.info("stopped")
     }
@@ -228,15 +250,20 @@ public final class OriginServer: Service {
     /// What every connection's handlers share, made once per run: the responder's environment and
     /// the per-event-loop caches (dates, access-log lines, encoded playlists and file heads).
     struct ConnectionHandlers: Sendable {
+        /// What the public listeners' connections share: without ingest and admin when the ingest
+        /// listener serves those.
         let environment: OriginHTTPHandler.Environment
+        /// What the ingest listener's connections share: every route.
+        let ingestEnvironment: OriginHTTPHandler.Environment
         let dates: LoopLocal<ResponseDates>
         let accessLines: LoopLocal<AccessLogLines>
         let playlists: LoopLocal<PreencodedPlaylists>
         let fileHeads: LoopLocal<PreencodedFileHeads>
+        let refusals: ConnectionRefusalLog
 
         init(server: OriginServer, group: any EventLoopGroup) {
             let configuration = server.configuration
-            environment = OriginHTTPHandler.Environment(
+            var environment = OriginHTTPHandler.Environment(
                 responder: OriginResponder(
                     content: server.content,
                     publicDirectory: configuration.publicDirectory,
@@ -253,29 +280,51 @@ public final class OriginServer: Service {
                 cors: configuration.cors,
                 logger: server.logger,
                 accessLogger: server.accessLogger,
-                metrics: configuration.metrics
+                metrics: configuration.metrics,
+                limits: configuration.limits,
+                deadlineCloses: configuration.metrics.deadlineCloses(ConnectionDeadlines.Expired.self)
             )
+            environment.responder.symlinks = configuration.followSymlinks
+            environment.responder.refusals = RefusalCounters(metrics: configuration.metrics)
+            ingestEnvironment = environment
+            if configuration.ingestListener != nil {
+                environment.responder.servesControlRoutes = false
+                environment.ingest = nil
+            }
+            self.environment = environment
             dates = LoopLocal(group: group) { _ in ResponseDates() }
             accessLines = LoopLocal(group: group) { [accessLogger = server.accessLogger] in
                 AccessLogLines(logger: accessLogger, eventLoop: $0)
             }
             playlists = LoopLocal(group: group) { _ in PreencodedPlaylists() }
             fileHeads = LoopLocal(group: group) { _ in PreencodedFileHeads() }
+            refusals = ConnectionRefusalLog(
+                metrics: configuration.metrics, logger: server.logger, limits: configuration.limits)
         }
     }
 
-    /// The plain listener (`tls` nil: HTTP/1.1, and h2c by prior knowledge) or the TLS one
-    /// (HTTP/1.1 or `h2` by ALPN, with the certificate current at each handshake).
+    /// A listener's bootstrap: the plain one (HTTP/1.1, and h2c by prior knowledge), the TLS one
+    /// (HTTP/1.1 or `h2` by ALPN, with the certificate current at each handshake) or the ingest one
+    /// (as the plain one, uncapped). A connection over a cap is refused before any of it is set up.
     private func bootstrap(
-        group: any EventLoopGroup, connections: ConnectionTracker, handlers: ConnectionHandlers, tls: TLSCertificates?
+        _ listener: Listener, group: any EventLoopGroup, connections: ConnectionTracker, handlers: ConnectionHandlers
     ) -> ServerBootstrap {
         let idleTimeout = TimeAmount(configuration.idleTimeout)
+        let handshakeTimeout = TimeAmount(configuration.limits.requestHeadTimeout)
         let maxHeadBytes = configuration.maxRequestHeadBytes
         let http2 = configuration.http2
         let fastPathAnswers = configuration.fastPathAnswers
         let tally = configuration.fastPathTally
+        let tls = listener == .tls ? configuration.tls?.certificates : nil
+        let environment = listener == .ingest ? handlers.ingestEnvironment : handlers.environment
+        let retryAfter = configuration.limits.retryAfterSeconds
         return ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
+            // A burst of connections (a flood, a CDN's edges all reconnecting) must not overflow the
+            // accept queue: a dropped SYN costs a viewer a one-second retransmission. The kernel
+            // caps the backlog at `net.core.somaxconn` (4096 on current kernels); each wake-up
+            // accepts up to 64.
+            .serverChannelOption(.backlog, value: 4096)
+            .serverChannelOption(.maxMessagesPerRead, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             // TCP_NODELAY is a TCP-level option: `.socketOption(.tcp_nodelay)` would set SOL_SOCKET's
             // option 1, SO_DEBUG, which needs CAP_NET_ADMIN and resets every connection of an
@@ -286,24 +335,41 @@ public final class OriginServer: Service {
                 channel.eventLoop.makeCompletedFuture {
                     let loop = channel.eventLoop
                     let pipeline = channel.pipeline.syncOperations
-                    connections.add(channel)
+                    if let refusal = connections.add(channel, capped: listener != .ingest) {
+                        let client = channel.remoteAddress?.ipAddress ?? "-"
+                        handlers.refusals.refused(refusal, client: client)
+                        let answer =
+                            tls != nil
+                            ? nil
+                            : handlers.dates.box(for: loop).withValue { dates in
+                                ConnectionErrorResponse.bytes(
+                                    .serviceUnavailable,
+                                    refusal == .capacity
+                                        ? "the server is at its connection limit; retry later"
+                                        : "too many connections from \(client); retry later",
+                                    retryAfterSeconds: retryAfter, now: environment.now(), dates: &dates,
+                                    allocator: channel.allocator)
+                            }
+                        try pipeline.addHandler(RefusedConnection(answer: answer))
+                        return
+                    }
                     guard let tls else {
                         try Self.configure(
-                            pipeline, environment: handlers.environment, dates: handlers.dates.box(for: loop),
+                            pipeline, environment: environment, dates: handlers.dates.box(for: loop),
                             accessLines: handlers.accessLines.box(for: loop), playlists: handlers.playlists.box(for: loop),
                             fileHeads: handlers.fileHeads.box(for: loop), idleTimeout: idleTimeout, maxHeadBytes: maxHeadBytes,
                             http2: http2, fastPathAnswers: fastPathAnswers, tally: tally)
                         return
                     }
-                    try TLSConnection.configure(channel, context: tls.context, handshakeTimeout: idleTimeout) {
+                    try TLSConnection.configure(channel, context: tls.context, handshakeTimeout: handshakeTimeout) {
                         negotiated, pipeline in
                         if negotiated == "h2" {
                             try HTTP2Connection.configure(
-                                pipeline, environment: handlers.environment, dates: handlers.dates.box(for: loop),
+                                pipeline, environment: environment, dates: handlers.dates.box(for: loop),
                                 accessLines: handlers.accessLines.box(for: loop).value, limits: http2, idleTimeout: idleTimeout)
                         } else {
                             try Self.configure(
-                                pipeline, environment: handlers.environment, dates: handlers.dates.box(for: loop),
+                                pipeline, environment: environment, dates: handlers.dates.box(for: loop),
                                 accessLines: handlers.accessLines.box(for: loop), playlists: handlers.playlists.box(for: loop),
                                 fileHeads: handlers.fileHeads.box(for: loop), idleTimeout: idleTimeout,
                                 maxHeadBytes: maxHeadBytes, fileBodies: .pieces, fastPathAnswers: fastPathAnswers, tally: tally)
@@ -357,13 +423,14 @@ public final class OriginServer: Service {
             ) { pipeline in
                 // The full path, added by the fast path when it first hands a request over: NIO's
                 // request decoder, pipelining assistance (pipelined requests answered in order, one
-                // at a time) and protocol-error handling (400 and close), with Headwater's one
+                // at a time) and protocol errors (``ProtocolErrorResponder``: 431, 501, 400 for a bad
+                // Host, each with its reason, and close), with Headwater's one
                 // HTTP/1.1 writer as the encoder (it also refuses invalid fields).
                 try pipeline.addHandlers([
                     HTTP1ResponseEncoder(),
                     ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)),
                     HTTPServerPipelineHandler(),
-                    HTTPServerProtocolErrorHandler(),
+                    ProtocolErrorResponder(environment: environment, dates: dates, accessLines: accessLines, maxHeadBytes: maxHeadBytes),
                 ])
                 try pipeline.addHandler(
                     OriginHTTPHandler(

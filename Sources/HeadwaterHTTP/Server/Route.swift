@@ -61,9 +61,13 @@ public enum Route: Sendable, Hashable {
 
     /// Parses a request-target as received in the request line. Hostile targets (`..`, encoded
     /// dot segments, NUL, …) fail with ``RequestTargetError/reason`` (see ``RequestTarget``), and
-    /// a playlist query with a malformed LL-HLS directive fails too (HLS-RULES F10).
+    /// a playlist query with a malformed LL-HLS directive fails too (HLS-RULES F10). A target
+    /// longer than ``maxTargetBytes`` fails as ``Refusal/Kind/uriTooLong`` (414), unread.
     public static func parse(_ uri: String) -> Result<Route, Refusal> {
         if uri == "*" { return .success(.server) }
+        guard uri.utf8.count <= maxTargetBytes else {
+            return .failure(Refusal(.uriTooLong, "the request-target is longer than \(maxTargetBytes) bytes"))
+        }
         switch RequestTarget.parse(uri) {
         case .success(let target):
             do throws(Refusal) {
@@ -170,6 +174,16 @@ public enum Route: Sendable, Hashable {
         }
     }
 
+    /// The longest request-target the origin reads: 8 KiB, nginx's request-line limit
+    /// (`large_client_header_buffers`), far longer than any URI Headwater's playlists carry (a
+    /// stitched playlist's, session token and all, is a few hundred bytes). Every framing routes
+    /// through ``parse(_:)``, so HTTP/1 and HTTP/2 refuse alike.
+    public static let maxTargetBytes = 8 * 1024
+
+    /// Every method some route answers: another one is not implemented here at all (501, RFC 9110
+    /// §9.1), where one of these on a route that does not take it is not allowed there (405).
+    public static let implementedMethods: [HTTPMethod] = [.GET, .HEAD, .OPTIONS, .PUT, .POST, .DELETE]
+
     /// The methods this route answers (the `Allow` field of a 405 or an `OPTIONS` response).
     public var allowedMethods: [HTTPMethod] {
         switch self {
@@ -179,6 +193,14 @@ public enum Route: Sendable, Hashable {
         case .sessionMultivariantPlaylist, .stitchedPlaylist, .stitchedIFramePlaylist, .key: [.GET, .HEAD, .OPTIONS]
         case .multivariantPlaylist, .mediaPlaylist, .iFramePlaylist, .segment, .health, .readiness, .metrics, .status, .staticFile, .notFound:
             [.GET, .HEAD, .OPTIONS]
+        }
+    }
+
+    /// Push ingest and the admin API: the routes a separate ingest listener takes off the public ones.
+    var isControl: Bool {
+        switch self {
+        case .ingest, .adminBreaks: true
+        default: false
         }
     }
 
@@ -209,4 +231,11 @@ public enum Route: Sendable, Hashable {
 extension Refusal {
     /// A request-target that is a bad request: `reason` is one line and never echoes the target.
     static func badTarget(_ reason: String) -> Refusal { Refusal(.badRequest, reason) }
+
+    /// A method outside ``Route/implementedMethods`` (501), in the same words whether NIO's HTTP/1
+    /// decoder knew it (`PROPFIND`, answered by the responder) or not (`FOO`, answered by
+    /// ``ProtocolErrorResponder``), and over HTTP/2; the method itself is not echoed.
+    static let methodNotImplemented = Refusal(
+        .notImplemented,
+        "the request method is not one this server implements (\(Route.implementedMethods.map(\.rawValue).joined(separator: ", ")))")
 }

@@ -26,6 +26,13 @@ public struct Refusal: Error, Sendable, Hashable, CustomStringConvertible {
         case unsupportedMediaType = "unsupported_media_type"
         /// A byte range outside the resource (416).
         case rangeNotSatisfiable = "range_not_satisfiable"
+        /// A request-target longer than the origin reads (414).
+        case uriTooLong = "uri_too_long"
+        /// A request head larger than the origin reads (431).
+        case headerFieldsTooLarge = "header_fields_too_large"
+        /// A method the origin does not implement on any resource (501); one it implements but not
+        /// on this resource is ``methodNotAllowed``.
+        case notImplemented = "not_implemented"
         /// Well-formed HTTP whose content is invalid: a playlist that does not parse (422).
         case unprocessable
         /// The origin failed (a write refused by the disk, zlib): logged, never the client's fault (500).

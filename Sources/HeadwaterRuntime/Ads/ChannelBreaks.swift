@@ -49,6 +49,26 @@ public final class ChannelBreaks: Sendable {
         state.withLockedValue { $0.tracker.schedule = schedule }
     }
 
+    /// The tracker as of the version last published: what a durable channel saves with that
+    /// version's window (``BreakTrackerRecord``).
+    public var tracker: BreakTracker { state.withLockedValue { $0.tracker } }
+
+    /// Takes up the breaks a restart saved with the window it restores, keeping this configuration's
+    /// schedule and default duration. Call it before the restored window is published.
+    public func restore(_ record: BreakTrackerRecord) throws(BreakTrackerRecord.RestoreError) {
+        let result: Result<Void, BreakTrackerRecord.RestoreError> = state.withLockedValue { state in
+            do throws(BreakTrackerRecord.RestoreError) {
+                state.tracker = try BreakTracker(
+                    channel: channel, schedule: state.tracker.schedule, defaultDuration: state.tracker.defaultDuration,
+                    restoring: record)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
     /// "Cue now": a break of `duration` from the next segment the channel publishes. Returns the
     /// break's id.
     public func requestBreak(duration: HLSDuration) throws(BreakRequestError) -> String {

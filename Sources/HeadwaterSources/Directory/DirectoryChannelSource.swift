@@ -48,19 +48,21 @@ public final class DirectoryChannelSource: Service, Sendable {
     ///
     /// - Parameter watch: `.polling` to rely on rescans alone (tests; file systems without inotify).
     /// - Parameter metrics: where ingest, refusals, tolerated deviations and renders are counted.
+    /// - Parameter durable: the window is saved in the store directory and restored from it
+    ///   (a configured `server.state`): the channel comes back as it was after a restart.
     /// - Throws: ``IngestRefusal`` (500) when the store directory cannot be created.
     public init(
         channel: HeadwaterConfiguration.Channel, source: HeadwaterConfiguration.Channel.DirectorySource,
         stateDirectory: String, runTag: String, registry: ChannelRegistry, clock: any WallClock, logger: Logger,
         watch: WatchMode = .inotify, stall: StallPolicy = .init(), keyring: ChannelKeyring = ChannelKeyring(),
-        metrics: OriginMetrics = .shared
+        metrics: OriginMetrics = .shared, durable: Bool = false
     ) throws(IngestRefusal) {
         var logger = logger
         logger[metadataKey: "hls.channel.id"] = "\(channel.name)"
         self.windowed = try WindowedChannel.open(
             channel: channel, sourceType: "directory", targetDuration: source.targetDuration,
             stateDirectory: stateDirectory, runTag: runTag, stall: stall, keyring: keyring, registry: registry,
-            clock: clock, logger: logger, metrics: metrics)
+            clock: clock, logger: logger, metrics: metrics, durable: durable)
         self.deviations = OriginMetrics.IngestDeviations(channel: channel.name, metrics: metrics, logger: logger)
         self.source = source
         self.watchMode = watch
@@ -72,9 +74,10 @@ public final class DirectoryChannelSource: Service, Sendable {
     /// Refusals (malformed playlists, storage errors) and reported problems so far.
     public var counters: IngestCounters { windowed.counters }
 
-    /// Follows the folder until graceful shutdown or cancellation, then deletes the stored files.
+    /// Follows the folder until graceful shutdown or cancellation, then finishes saving the window
+    /// (`durable`) or deletes the stored files.
     public func run() async throws {
-        defer { windowed.removeStore() }
+        defer { windowed.close() }
         let pollInterval = Duration.milliseconds(source.pollIntervalMilliseconds)
         await cancelWhenGracefulShutdown {
             let watcher = self.watchMode == .inotify ? InotifyWatcher(root: self.source.path) : nil

@@ -48,13 +48,15 @@ public final class PullChannelSource: Service, Sendable {
     ///
     /// - Parameter httpClient: shared by every pull source; its owner shuts it down after they end.
     /// - Parameter metrics: where ingest, refusals, tolerated deviations and renders are counted.
+    /// - Parameter durable: the window is saved in the store directory and restored from it
+    ///   (a configured `server.state`): the channel comes back as it was after a restart.
     /// - Throws: ``IngestRefusal`` (400) for a URL that does not parse, (500) when the store directory
     ///   cannot be created.
     public init(
         channel: HeadwaterConfiguration.Channel, source: HeadwaterConfiguration.Channel.PullSource,
         stateDirectory: String, runTag: String, registry: ChannelRegistry, clock: any WallClock, logger: Logger,
         httpClient: HTTPClient, stall: StallPolicy = .init(), keyring: ChannelKeyring = ChannelKeyring(),
-        metrics: OriginMetrics = .shared
+        metrics: OriginMetrics = .shared, durable: Bool = false
     ) throws(IngestRefusal) {
         guard let entry = URL(string: source.url), entry.scheme == "http" || entry.scheme == "https",
             entry.host() != nil
@@ -67,7 +69,7 @@ public final class PullChannelSource: Service, Sendable {
             channel: channel, sourceType: "pull", targetDuration: source.targetDuration, stateDirectory: stateDirectory,
             runTag: runTag, stall: stall, listsRemoteSegments: source.mode == .reference, keyring: keyring,
             registry: registry,
-            clock: clock, logger: logger, metrics: metrics)
+            clock: clock, logger: logger, metrics: metrics, durable: durable)
         self.deviations = OriginMetrics.IngestDeviations(channel: channel.name, metrics: metrics, logger: logger)
         self.source = source
         self.windowSeconds = channel.windowSeconds
@@ -82,9 +84,10 @@ public final class PullChannelSource: Service, Sendable {
     /// What was fetched, and failures by kind.
     public var counters: PullCounters { countersBox.withLockedValue { $0 } }
 
-    /// Follows the upstream until graceful shutdown or cancellation, then deletes the stored files.
+    /// Follows the upstream until graceful shutdown or cancellation, then finishes saving the window
+    /// (`durable`) or deletes the stored files.
     public func run() async throws {
-        defer { windowed.removeStore() }
+        defer { windowed.close() }
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask {

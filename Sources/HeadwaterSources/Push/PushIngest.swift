@@ -27,6 +27,9 @@ import Darwin
 public final class PushIngest: Service, Sendable {
     /// Where uploads are stored (`server.state`, or a temporary directory).
     public let stateDirectory: String
+    /// Whether channel windows are saved there and come back after a restart: only in a
+    /// configured `server.state` (a temporary directory is removed at exit).
+    public let isDurable: Bool
     /// The push channels, by name (replaced whole by ``reconfigure(_:slate:)``).
     private let channelsBox: NIOLockedValueBox<[String: PushChannel]>
     var channels: [String: PushChannel] { channelsBox.withLockedValue { $0 } }
@@ -43,8 +46,9 @@ public final class PushIngest: Service, Sendable {
     /// Says, at most once per interval, that uploads are refused for a full disk.
     private let diskFullLog = DiskFullLog()
 
-    /// Sets up every push channel of `configuration`: its directory under the state directory
-    /// (cleared of an earlier run's files) and a `starting` snapshot in `registry`.
+    /// Sets up every push channel of `configuration`: its directory under the state directory and
+    /// its first snapshot in `registry` — the window saved there by an earlier run when
+    /// `server.state` is configured (``isDurable``), else an empty one.
     ///
     /// - Parameter environment: where bearer tokens are looked up (`token_env`); `nil` reads the
     ///   process environment.
@@ -68,20 +72,27 @@ public final class PushIngest: Service, Sendable {
             try SegmentStorage.makeDirectory(directory)
             stateDirectory = directory
             ownsStateDirectory = false
+            logger.info(
+                "channel windows are saved in the state directory and restored at start",
+                metadata: ["state.directory": "\(directory)"])
         } else {
             stateDirectory = try SegmentStorage.makeTemporaryDirectory()
             ownsStateDirectory = true
+            logger.notice(
+                "server.state is not set: segments are kept in a temporary directory, and a restart loses every channel's window",
+                metadata: ["state.directory": "\(stateDirectory)"])
         }
+        isDurable = !ownsStateDirectory
         runTag = WindowedChannel.newRunTag(startedAt: clock.now())
         channelsBox = NIOLockedValueBox([:])
         try reconfigure(configuration, slate: slate)
     }
 
-    /// Applies a (re)loaded configuration: push channels that are new get a directory (cleared of
-    /// an earlier run's files) and a `starting` snapshot; removed ones are dropped from the
-    /// registry with their files; the others keep their window and numbering, taking the new
-    /// window length, stall policy, token and upload limit in place. A changed target duration
-    /// is the caller's to refuse (it never changes while a channel lives, B2).
+    /// Applies a (re)loaded configuration: push channels that are new get a directory and a first
+    /// snapshot (a saved window when durable, see ``WindowedChannel``); removed ones are dropped
+    /// from the registry with their files and saved window; the others keep their window and
+    /// numbering, taking the new window length, stall policy, token and upload limit in place. A
+    /// changed target duration is the caller's to refuse (it never changes while a channel lives, B2).
     ///
     /// - Throws: ``IngestRefusal`` (500) when a directory cannot be created; nothing changes then.
     public func reconfigure(_ configuration: HeadwaterConfiguration, slate: SlateLibrary?) throws(IngestRefusal) {
@@ -110,7 +121,7 @@ public final class PushIngest: Service, Sendable {
             let windowed = try WindowedChannel.open(
                 channel: channel, sourceType: "push", targetDuration: source.targetDuration,
                 stateDirectory: stateDirectory, runTag: runTag, stall: stall, keyring: keyring, registry: registry,
-                clock: clock, logger: logger, metrics: metrics)
+                clock: clock, logger: logger, metrics: metrics, durable: isDurable)
             let deviations = OriginMetrics.IngestDeviations(channel: channel.name, metrics: metrics, logger: logger)
             next[channel.name] = PushChannel(source: source, token: token, windowed: windowed, deviations: deviations)
         }
@@ -239,21 +250,19 @@ public final class PushIngest: Service, Sendable {
     }
 
     /// Ticks (stall detection, expiry) every ``LiveWindow/tickInterval`` until graceful shutdown,
-    /// then removes the temporary state directory
-    /// if Headwater made one (a configured `server.state` is left as it is).
+    /// then finishes saving every window (a configured `server.state`, left as it is for the next
+    /// start) or removes the temporary state directory Headwater made.
     public func run() async throws {
-        defer { if ownsStateDirectory { removeTemporaryState() } }
+        defer {
+            for channel in channels.values { channel.windowed.close() }
+            if ownsStateDirectory { SegmentStorage.removeDirectory(stateDirectory) }
+        }
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 self.expire()
                 try? await Task.sleep(for: .microseconds(LiveWindow.tickInterval))
             }
         }
-    }
-
-    private func removeTemporaryState() {
-        for channel in channels.values { channel.windowed.removeStore() }
-        SegmentStorage.removeDirectory(stateDirectory)
     }
 
     // MARK: Internals

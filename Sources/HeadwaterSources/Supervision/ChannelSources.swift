@@ -15,6 +15,9 @@ public struct ChannelSources: Sendable {
     let stateDirectory: String
     /// Prefix of this run's stored and served names.
     let runTag: String
+    /// Whether directory and pull channels save their windows and restore them at start (a
+    /// configured `server.state`, ``PushIngest/isDurable``).
+    let durable: Bool
     /// Shared by pull sources.
     let httpClient: HTTPClient
     /// What encrypted channels are keyed from.
@@ -22,8 +25,9 @@ public struct ChannelSources: Sendable {
 
     public init(
         registry: ChannelRegistry, clock: any WallClock, logger: Logger, stateDirectory: String, runTag: String,
-        httpClient: HTTPClient, keyring: ChannelKeyring = ChannelKeyring()
+        durable: Bool = false, httpClient: HTTPClient, keyring: ChannelKeyring = ChannelKeyring()
     ) {
+        self.durable = durable
         self.keyring = keyring
         self.registry = registry
         self.clock = clock
@@ -47,12 +51,13 @@ public struct ChannelSources: Sendable {
         case .directory(let source):
             return try DirectoryChannelSource(
                 channel: channel, source: source, stateDirectory: stateDirectory, runTag: runTag, registry: registry,
-                clock: clock, logger: logger, stall: StallPolicy(fill: channel.stall, slate: loaded.slate), keyring: keyring)
+                clock: clock, logger: logger, stall: StallPolicy(fill: channel.stall, slate: loaded.slate), keyring: keyring,
+                durable: durable)
         case .pull(let source):
             return try PullChannelSource(
                 channel: channel, source: source, stateDirectory: stateDirectory, runTag: runTag, registry: registry,
                 clock: clock, logger: logger, httpClient: httpClient,
-                stall: StallPolicy(fill: channel.stall, slate: loaded.slate), keyring: keyring)
+                stall: StallPolicy(fill: channel.stall, slate: loaded.slate), keyring: keyring, durable: durable)
         }
     }
 

@@ -62,6 +62,8 @@ public actor ChannelSupervisor: Service {
     /// publish: at start, and on every reload that is applied.
     private let applyAds: @Sendable (Loaded) -> Void
     private var running: [String: Task<Void, Never>] = [:]
+    /// The services ``running`` runs, by channel.
+    private var services: [String: any Service] = [:]
     /// Sources made by ``prepare()``, started by ``run()``.
     private var pending: [String: any Service] = [:]
     private var prepared = false
@@ -157,7 +159,12 @@ public actor ChannelSupervisor: Service {
             running[name] = nil
         }
         let kept = Set(next.configuration.channels.map(\.name))
-        for name in plan.removed where !kept.contains(name) { registry.remove(name) }
+        for name in plan.removed where !kept.contains(name) {
+            registry.remove(name)
+            // A durable channel's store outlives its source's stops (restarts); not its removal.
+            (services[name] as? any WindowedSource)?.windowed.removeStore()
+        }
+        for name in plan.removed + plan.replaced.map(\.name) { services[name] = nil }
         applyAds(next)
         do {
             try push.reconfigure(next.configuration, slate: next.slate)
@@ -195,6 +202,7 @@ public actor ChannelSupervisor: Service {
     }
 
     private func start(_ name: String, _ service: any Service) {
+        services[name] = service
         let logger = self.logger
         running[name] = Task {
             do {
@@ -206,3 +214,11 @@ public actor ChannelSupervisor: Service {
         }
     }
 }
+
+/// A source that feeds a ``WindowedChannel``: its store goes when its channel is removed.
+protocol WindowedSource {
+    var windowed: WindowedChannel { get }
+}
+
+extension DirectoryChannelSource: WindowedSource {}
+extension PullChannelSource: WindowedSource {}

@@ -8,8 +8,9 @@ import Darwin
 #endif
 
 /// The few POSIX calls the segment store needs (push, directory and pull sources): directories,
-/// exclusive create, write, rename, hard links, stat, unlink. (No fsync: a stored segment is
-/// worthless after a crash, since the window lives in memory.)
+/// exclusive create, write, rename, hard links, stat, unlink. (No fsync of segments: after a crash
+/// of the machine a restored window checks each file's size and does not serve a torn one,
+/// ``ChannelStateFile/isIntact(_:)``; the saved window itself is flushed, ``ChannelStateFile``.)
 package enum SegmentStorage {
     static func errorText() -> String { String(cString: strerror(errno)) }
 
@@ -87,8 +88,7 @@ package enum SegmentStorage {
     }
 
     /// Removes the files push ingest itself names (`{run}-{n}.{ext}` and their `.part`) from
-    /// `directory`: leftovers of an earlier run are unreachable (numbering lives in memory).
-    /// Anything else an operator put there is left alone.
+    /// `directory` (a channel's store that goes). Anything else an operator put there is left alone.
     static func removeOwnFiles(in directory: String) {
         for name in names(in: directory) ?? [] where isOwnFileName(name) { unlink(directory + "/" + name) }
     }

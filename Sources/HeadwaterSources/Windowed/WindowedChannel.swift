@@ -1,6 +1,7 @@
 public import HeadwaterHLS
 public import HeadwaterLiveWindow
 public import HeadwaterRuntime
+import HeadwaterStitching
 public import Logging
 import NIOConcurrencyHelpers
 
@@ -44,11 +45,30 @@ public final class WindowedChannel: Sendable {
     let state: NIOLockedValueBox<State>
     /// The channel's encrypted segments, `nil` when it is clear.
     let encryption: SegmentEncryption?
+    /// Saves the window after every published version; `nil` when the state directory is
+    /// temporary (nothing survives a restart then).
+    let stateWriter: ChannelStateWriter?
+    /// Ad breaks restored with the window, until the channel's break tracker takes them up: at the
+    /// first publish that finds one (directory and pull channels: at once), at the latest at the
+    /// first tick (push channels open before the trackers are made).
+    private let restoredBreaks: NIOLockedValueBox<BreakTrackerRecord?>
 
-    public init(
+    public convenience init(
         name: String, sourceType: String, window: LiveWindow, directory: String, registry: ChannelRegistry,
         clock: any WallClock, logger: Logger, metrics: OriginMetrics = .shared, encryption: SegmentEncryption? = nil
     ) {
+        self.init(
+            name: name, sourceType: sourceType, window: window, directory: directory, registry: registry, clock: clock,
+            logger: logger, metrics: metrics, encryption: encryption, stateWriter: nil, restoredBreaks: nil)
+    }
+
+    init(
+        name: String, sourceType: String, window: LiveWindow, directory: String, registry: ChannelRegistry,
+        clock: any WallClock, logger: Logger, metrics: OriginMetrics, encryption: SegmentEncryption?,
+        stateWriter: ChannelStateWriter?, restoredBreaks: BreakTrackerRecord?
+    ) {
+        self.stateWriter = stateWriter
+        self.restoredBreaks = NIOLockedValueBox(restoredBreaks)
         self.encryption = encryption
         self.name = name
         self.sourceType = sourceType
@@ -81,13 +101,17 @@ public final class WindowedChannel: Sendable {
         return error
     }
 
-    /// Publishes the current snapshot (at start, before anything arrived).
+    /// Publishes the current snapshot (at start: an empty window, or the one restored).
     public func publishNow() {
         let now = clock.now()
         publish(state.withLockedValue { snapshot(&$0, now: now) })
     }
 
-    private func snapshot(_ state: inout State, now: Int64) -> (snapshot: ChannelSnapshot, number: UInt64) {
+    /// A snapshot made under the window lock: its number (publishing order) and the window it was
+    /// made from (what a durable channel saves).
+    private typealias Made = (snapshot: ChannelSnapshot, number: UInt64, window: LiveWindow)
+
+    private func snapshot(_ state: inout State, now: Int64) -> Made {
         var version = state.window.snapshot(now: now)
         if let keying = encryption?.keying {
             // EXT-X-KEY on every segment; no I-frame playlists (byte ranges of CBC cannot be decrypted alone).
@@ -99,26 +123,66 @@ public final class WindowedChannel: Sendable {
         snapshot.status.source = sourceType
         snapshot.status.ingest.rejected = UInt64(state.counters.rejections.values.reduce(0, +))
         state.made += 1
-        return (snapshot, state.made)
+        return (snapshot, state.made, state.window)
     }
 
     /// Publishes a snapshot made under the window lock: at once for a clear channel (still under
-    /// it), after encrypting its new segments for an encrypted one (outside it, in order).
-    private func publish(_ made: (snapshot: ChannelSnapshot, number: UInt64)) {
-        guard let encryption else { return registry.publish(made.snapshot) }
+    /// it), after encrypting its new segments for an encrypted one (outside it, in order). A
+    /// durable channel then saves it with the ad breaks published with it.
+    private func publish(_ made: Made) {
+        guard let encryption else {
+            adoptRestoredBreaks()
+            registry.publish(made.snapshot)
+            return save(made)
+        }
         publishing.withLockedValue { newest in
             guard made.number > newest else { return }
             newest = made.number
+            adoptRestoredBreaks()
             registry.publish(encryption.encrypt(made.snapshot))
+            save(made)
         }
     }
+
+    /// Hands the ad breaks restored with the window to the channel's break tracker, once there is
+    /// one: before the first version it publishes, so that it processes the restored window as the
+    /// tracker that saved them did (nothing new: the breaks stay as they were).
+    private func adoptRestoredBreaks() {
+        guard restoredBreaks.withLockedValue({ $0 != nil }), let desk = registry.breaks(of: name),
+            let record = restoredBreaks.withLockedValue({ state in defer { state = nil }; return state })
+        else { return }
+        do {
+            try desk.restore(record)
+        } catch {
+            logger.error(
+                "the saved ad breaks cannot be used; breaks start afresh from the restored window: \(error.message)")
+        }
+    }
+
+    /// Hands a version just published to the state writer (a durable channel), with the ad breaks
+    /// published with it: the tracker's, or those restored and not taken up yet.
+    private func save(_ made: Made) {
+        guard let stateWriter else { return }
+        let breaks: ChannelStateWriter.Breaks
+        if let record = restoredBreaks.withLockedValue({ $0 }) {
+            breaks = .record(record)
+        } else if let desk = registry.breaks(of: name) {
+            breaks = .tracker(desk.tracker)
+        } else {
+            breaks = .none
+        }
+        stateWriter.save(.init(number: made.number, window: made.window, breaks: breaks, savedAt: clock.now()))
+    }
+
+    /// Waits until every version published is saved (a durable channel); at shutdown, and for tests.
+    public func flushState() { stateWriter?.flush() }
 
     /// Runs one window event under the lock, publishes the new version if it changed, then
     /// (outside the lock) deletes files nothing refers to and logs what the event reported.
     public func apply(_ event: (inout LiveWindow, Int64) -> LiveWindow.Outcome) {
         let now = clock.now()
         var ingested = (count: UInt64(0), bytes: UInt64(0))
-        var made: (snapshot: ChannelSnapshot, number: UInt64)?
+        var made: Made?
         let outcome = state.withLockedValue { state in
             let before = state.window.ingested
             let outcome = event(&state.window, now)
@@ -130,6 +194,7 @@ public final class WindowedChannel: Sendable {
             for report in outcome.reports {
                 switch report.kind {
                 case .extinfAboveTargetDuration: state.counters.segmentsOverTargetDuration += 1
+                case .segmentOverTargetDurationSkipped: state.counters.count(.overTargetDuration)
                 case .missingSegment: state.counters.missingSegments += 1
                 case .encoderRestart: state.counters.encoderRestarts += 1
                 case .stall: state.counters.stalls += 1
@@ -142,6 +207,9 @@ public final class WindowedChannel: Sendable {
         metrics.ingested(channel: name, count: Int(ingested.count), bytes: Int64(ingested.bytes))
         for file in outcome.filesToDelete { SegmentStorage.remove(file) }
         for report in outcome.reports where report.kind == .stall { metrics.stallDetected(channel: name) }
+        for report in outcome.reports where report.kind == .segmentOverTargetDurationSkipped {
+            metrics.ingestRejected(channel: name, reason: .overTargetDuration)
+        }
         for report in outcome.reports {
             let metadata: Logger.Metadata = [
                 "hls.channel.id": "\(name)", "hls.rendition": "\(report.rendition)",
@@ -167,6 +235,16 @@ public final class WindowedChannel: Sendable {
 
     /// Housekeeping for a quiet source: expires removed segments past their C7 deadline.
     public func tick() {
+        if restoredBreaks.withLockedValue({ $0 != nil }) {
+            // Push channels open before the break trackers exist: the restored breaks go to the
+            // tracker as the window is published once more, or are dropped if the channel does
+            // not stitch.
+            if registry.breaks(of: name) != nil {
+                publishNow()
+            } else {
+                restoredBreaks.withLockedValue { $0 = nil }
+            }
+        }
         apply { window, now in window.expire(now: now) }
     }
 

@@ -9,6 +9,30 @@ import Synchronization
 /// handlers of one connection, on its event loop.
 final class FullPathProgress {
     var responsesFinished = 0
+    /// What the full path is doing, for the connection's deadlines (``ConnectionDeadlines``).
+    var phase = Phase.awaitingHead
+    /// When the first byte of a head the full path has not received yet arrived; `nil` when none
+    /// is on its way. Set by ``OriginFastPath`` (which sees every byte), cleared by
+    /// ``OriginHTTPHandler`` when the head is whole.
+    var headStarted: NIODeadline?
+    /// When a piece of a long body last left (``FileBodySending``): the send deadline's progress,
+    /// which writability alone does not show (the next piece is written as the last one leaves).
+    var lastSend: NIODeadline?
+
+    enum Phase {
+        /// Waiting for the next request's head.
+        case awaitingHead
+        /// A head has come; its body (an upload's) is arriving.
+        case receivingBody
+        /// The request is whole; its response is being written.
+        case responding
+    }
+
+    /// The full path has received a head (the head deadline is met).
+    func receivedHead() {
+        headStarted = nil
+        phase = .receivingBody
+    }
 }
 
 @available(*, unavailable)
@@ -105,17 +129,19 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// full path, so the two can be compared on the same requests.
     private let answers: Bool
     private let tally: FastPathTally?
-    /// How long a connection may go without a byte from its client before it is closed (when
-    /// nothing is being answered; the full path decides once it is there), as NIO's
-    /// `IdleStateHandler(readTimeout:)` would: this handler keeps the timer itself, so each
-    /// request's events and writes pass one handler fewer, and the clock read that notes the
-    /// request's arrival serves the timer too.
-    private let idleTimeout: TimeAmount
+    /// The connection's deadlines (idle, request head, request body, send): this handler sees every
+    /// byte the client sends and every change of the socket's writability, and keeps the
+    /// connection's one timer, so each request's events and writes pass one handler fewer than with
+    /// NIO's `IdleStateHandler`, and the clock read that notes a request's arrival serves the
+    /// deadlines too.
+    private var deadlines: ConnectionDeadlines
     /// The metric series of a stitched playlist's `GET` 200, looked up by the connection's first.
     private var stitchedSeries: OriginMetrics.RequestSeries?
-    /// When the client last sent bytes.
-    private var lastRead = NIODeadline.uptimeNanoseconds(0)
-    private var idleCheck: Scheduled<Void>?
+    private var deadlineCheck: Scheduled<Void>?
+    /// When ``deadlineCheck`` runs.
+    private var nextCheck = NIODeadline.distantFuture
+    /// A deadline passed and the connection is being closed.
+    private var expired = false
 
     init(
         environment: OriginHTTPHandler.Environment,
@@ -145,48 +171,112 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         self.progress = progress
         self.maxHeadBytes = maxHeadBytes
         self.installFullPath = installFullPath
-        self.idleTimeout = idleTimeout
+        self.deadlines = ConnectionDeadlines(idleTimeout: idleTimeout, limits: environment.limits, now: .now())
     }
 
-    // MARK: - The idle timer
+    // MARK: - Deadlines
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { startIdleTimer(context: context) }
+        if context.channel.isActive { startDeadlines(context: context) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        startIdleTimer(context: context)
+        startDeadlines(context: context)
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        idleCheck?.cancel()
-        idleCheck = nil
+        stopDeadlines()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        idleCheck?.cancel()
-        idleCheck = nil
+        stopDeadlines()
     }
 
-    private func startIdleTimer(context: ChannelHandlerContext) {
-        guard idleCheck == nil, idleTimeout > .zero else { return }
-        lastRead = .now()
-        scheduleIdleCheck(at: lastRead + idleTimeout, context: context)
+    private func startDeadlines(context: ChannelHandlerContext) {
+        guard deadlineCheck == nil, !expired else { return }
+        let now = NIODeadline.now()
+        deadlines.read(0, at: now, body: false)
+        deadlines.writabilityChanged(writable: context.channel.isWritable, at: now)
+        checkDeadlines(at: now, context: context)
     }
 
-    private func scheduleIdleCheck(at deadline: NIODeadline, context: ChannelHandlerContext) {
-        idleCheck = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
-            guard context.channel.isActive else { return }
-            let now = NIODeadline.now()
-            if now - lastRead >= idleTimeout {
-                scheduleIdleCheck(at: now + idleTimeout, context: context)
-                // What `IdleStateHandler` sends, so the full path acts on it as before.
-                userInboundEventTriggered(context: context, event: IdleStateHandler.IdleStateEvent.read)
-            } else {
-                scheduleIdleCheck(at: lastRead + idleTimeout, context: context)
+    private func stopDeadlines() {
+        deadlineCheck?.cancel()
+        deadlineCheck = nil
+        nextCheck = .distantFuture
+    }
+
+    /// What the connection is doing, from this handler's state and the full path's.
+    private var activity: ConnectionDeadlines.Activity {
+        if fileInFlight { return .responding }
+        if case .fast = mode {
+            return progress.headStarted.map { .head(since: $0) } ?? .betweenRequests
+        }
+        switch progress.phase {
+        case .awaitingHead: return progress.headStarted.map { .head(since: $0) } ?? .betweenRequests
+        case .receivingBody: return .body
+        case .responding: return .responding
+        }
+    }
+
+    /// Acts on a deadline that has passed, or makes sure the timer runs by the next one. Called by
+    /// the timer, and when a deadline may have come closer (a head begun, a body arriving, the
+    /// socket full); not for the plain request that arrives whole.
+    private func checkDeadlines(at now: NIODeadline, context: ChannelHandlerContext) {
+        guard context.channel.isActive, !expired else { return }
+        if let sent = progress.lastSend {
+            deadlines.sent(at: sent)
+            progress.lastSend = nil
+        }
+        switch deadlines.check(at: now, activity: activity) {
+        case .checkAgain(let next):
+            guard next < nextCheck, next < .distantFuture else { return }
+            deadlineCheck?.cancel()
+            nextCheck = next
+            deadlineCheck = context.eventLoop.assumeIsolated().scheduleTask(deadline: next) { [self] in
+                deadlineCheck = nil
+                nextCheck = .distantFuture
+                checkDeadlines(at: .now(), context: context)
             }
+        case .idle:
+            // Checked again an idle timeout from now, should the handlers behind keep the connection.
+            deadlines.read(0, at: now, body: false)
+            checkDeadlines(at: now, context: context)
+            // What `IdleStateHandler` sends, so the full path acts on it as before.
+            userInboundEventTriggered(context: context, event: IdleStateHandler.IdleStateEvent.read)
+        case .expired(let deadline):
+            expire(deadline, context: context)
+        }
+    }
+
+    /// Closes the connection for a passed deadline: counted, and for a request that is late
+    /// (nothing being answered yet) a `408` with the reason first, as far as the client reads it.
+    private func expire(_ deadline: ConnectionDeadlines.Expired, context: ChannelHandlerContext) {
+        expired = true
+        stopDeadlines()
+        environment.deadlineCloses?.increment(deadline)
+        environment.logger.debug(
+            "closing a connection past its deadline",
+            metadata: ["deadline": "\(deadline.rawValue)", "client.address": "\(context.channel.remoteAddress?.ipAddress ?? "-")"])
+        let reason: String
+        switch deadline {
+        case .requestHead: reason = "the request head did not arrive within \(environment.limits.requestHeadTimeout)"
+        case .requestBody: reason = "the request body arrived slower than \(environment.limits.minimumBodyRate) bytes per second"
+        case .send:
+            context.close(promise: nil)
+            return
+        }
+        let bytes = dates.withValue { dates in
+            ConnectionErrorResponse.bytes(
+                .requestTimeout, reason, now: environment.now(), dates: &dates, allocator: context.channel.allocator)
+        }
+        // The client may not read it either: the connection closes within a second regardless.
+        let giveUp = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.byteBuffer(bytes))).assumeIsolated().whenComplete { _ in
+            giveUp.cancel()
+            context.close(promise: nil)
         }
     }
 
@@ -194,18 +284,15 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let arrived = NIODeadline.now()
-        lastRead = arrived
         switch mode {
         case .handedOver:
-            forwarded = true
-            context.fireChannelRead(data)
+            forwardToFullPath(data, arrived: arrived, context: context)
             return
         case .awaitingFullPath(let responses):
             guard progress.responsesFinished >= responses else {
                 // Pipelined behind a request the full path is still answering: it keeps the connection.
                 mode = .handedOver
-                forwarded = true
-                context.fireChannelRead(data)
+                forwardToFullPath(data, arrived: arrived, context: context)
                 return
             }
             mode = .fast
@@ -213,6 +300,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             break
         }
         var input = unwrapInboundIn(data)
+        deadlines.read(input.readableBytes, at: arrived, body: false)
         if fileInFlight {
             if var start = pending {
                 pending = nil
@@ -231,6 +319,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             switch HTTP2Preface.match(input) {
             case .incomplete:
                 pending = input
+                headBegan(at: arrived, context: context)
                 return
             case .http2:
                 switchToHTTP2(input, install: http2, context: context)
@@ -249,12 +338,13 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
                 return
             }
             let scan = input.withUnsafeReadableBytes { raw in
-                FastRequestScan.scan(raw.withMemoryRebound(to: UInt8.self) { $0 })
+                FastRequestScan.scan(raw.withMemoryRebound(to: UInt8.self) { $0 }, maxHeadBytes: maxHeadBytes)
             }
             switch scan {
             case .fast(let head) where context.channel.isWritable:
                 if answer(head, in: input, arrived: arrived, context: context) {
                     tally?.add()
+                    progress.headStarted = nil
                     input.moveReaderIndex(forwardBy: head.length)
                 } else {
                     handOver(input, wholeRequest: head.length == input.readableBytes, context: context)
@@ -274,10 +364,32 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
                     handOver(input, wholeRequest: false, context: context)  // the decoder refuses it
                 } else {
                     pending = input
+                    headBegan(at: arrived, context: context)
                 }
                 return
             }
         }
+    }
+
+    /// Bytes for the full path, which has the connection: noted for the deadlines (a head begun, a
+    /// body's progress), then passed on.
+    private func forwardToFullPath(_ data: NIOAny, arrived: NIODeadline, context: ChannelHandlerContext) {
+        let receivingBody = progress.phase == .receivingBody
+        deadlines.read(unwrapInboundIn(data).readableBytes, at: arrived, body: receivingBody)
+        forwarded = true
+        let beginsHead = progress.phase == .awaitingHead && progress.headStarted == nil
+        if beginsHead { progress.headStarted = arrived }
+        context.fireChannelRead(data)
+        if receivingBody || progress.phase == .receivingBody || (beginsHead && progress.headStarted != nil) {
+            checkDeadlines(at: arrived, context: context)  // a body's period, or a head still incomplete
+        }
+    }
+
+    /// The first bytes of a head arrived and the rest has not: its deadline starts now.
+    private func headBegan(at arrived: NIODeadline, context: ChannelHandlerContext) {
+        guard progress.headStarted == nil else { return }
+        progress.headStarted = arrived
+        checkDeadlines(at: arrived, context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -297,7 +409,12 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// A file body larger than the write buffer's high water mark (64 KiB) flips writability off
     /// and on again on every response, and handing each flip down the six handlers behind this one
     /// cost about 5% of a 188 KiB range request's user time (`perf`).
-    func channelWritabilityChanged(context: ChannelHandlerContext) {}
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        let writable = context.channel.isWritable
+        let now = NIODeadline.now()
+        deadlines.writabilityChanged(writable: writable, at: now)
+        if !writable { checkDeadlines(at: now, context: context) }
+    }
 
     /// While a file this handler wrote is going out, the connection is busy, not idle: the idle
     /// timeout does not close it, and graceful shutdown closes it once the file is out. (At any
@@ -369,7 +486,12 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         }
         mode = wholeRequest ? .awaitingFullPath(responses: progress.responsesFinished + 1) : .handedOver
         forwarded = true
+        let now = NIODeadline.now()
+        if progress.headStarted == nil, progress.phase == .awaitingHead { progress.headStarted = now }
         context.fireChannelRead(wrapInboundOut(input))
+        if progress.headStarted != nil || progress.phase == .receivingBody {
+            checkDeadlines(at: now, context: context)  // a head still incomplete, or an upload begun
+        }
     }
 
     /// Writes the answer to `head` if it is a shared playlist's 200, a segment or a static file;
@@ -446,7 +568,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         switch route {
         case .segment, .staticFile:
             let publishCount = content.publishCount
-            var response = environment.responder.respond(to: Self.plainGET(uri), route: route)
+            var response = environment.responder.respond(to: Self.plainGET(uri), route: route, quietly: true)
             if response.status == .ok, case .file(let file, 0, _) = response.body {
                 let new = PreencodedFileHeads.Entry(
                     target: Array(uri.utf8), uri: uri, route: route, file: file, response: response)
@@ -561,7 +683,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             if file.size == entry.length, file.modified == entry.lastModified { return heads.hold(file, for: entry, now: now) }
             file.close()
         }
-        var response = environment.responder.respond(to: Self.plainGET(entry.uri), route: entry.route)
+        var response = environment.responder.respond(to: Self.plainGET(entry.uri), route: entry.route, quietly: true)
         guard response.status == .ok, case .file(let file, 0, _) = response.body else {
             response.discardBody()
             heads.forget(entry)
@@ -675,7 +797,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         }
         fileInFlight = true
         unflushed = false
-        fileBodies.send(file, from: offset + prefix, to: offset + count, context: context) {
+        fileBodies.send(file, from: offset + prefix, to: offset + count, context: context, progress: progress) {
             self.wrapOutboundOut($0)
         }.assumeIsolated().whenComplete { result in
             shared.done()

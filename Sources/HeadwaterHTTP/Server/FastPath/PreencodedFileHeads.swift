@@ -40,8 +40,9 @@ final class PreencodedFileHeads {
         let route: Route
         /// The version encoded: the file's path, length and modification time, the 200 it was
         /// encoded from (no body: the source of its fields), and for a segment the publish count
-        /// read before it was looked up.
-        private(set) var path: String
+        /// read before it was looked up. The path keeps its root and symlink policy, so the file is
+        /// opened again exactly as the responder opened it (``OpenFile/open(_:resolvingInKernel:)``).
+        private(set) var path: ConfinedPath
         private(set) var length: Int64
         private(set) var lastModified: Int64?
         private(set) var entityTag: String?

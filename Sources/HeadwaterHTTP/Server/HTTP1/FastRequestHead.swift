@@ -1,9 +1,10 @@
 /// What ``OriginFastPath`` needs of one request head, read straight from the received bytes.
 ///
 /// Only the plainest requests qualify: `GET` or `HEAD`, an origin-form target,
-/// `HTTP/1.1`, CRLF line ends, well-formed fields, none of the conditional fields (`If-*`), none of
-/// the framing fields (`Content-Length`, `Transfer-Encoding`, `Expect`, `Upgrade`, a `Connection`
-/// other than `keep-alive`), and no request field (``OriginRequest/Field``) repeated. Everything
+/// `HTTP/1.1`, CRLF line ends, well-formed fields, exactly one valid `Host` (``HostField``), none of
+/// the conditional fields (`If-*`), none of the framing fields (`Content-Length`, `Transfer-Encoding`,
+/// `Expect`, `Upgrade`, a `Connection` other than `keep-alive`), and no request field
+/// (``OriginRequest/Field``) repeated. Everything
 /// else is left to NIO's HTTP/1 decoder and ``OriginHTTPHandler``, which answer it in full (and
 /// reject what is malformed): the fast path decides nothing the full path would decide differently.
 ///
@@ -56,8 +57,10 @@ enum FastRequestScan: Equatable {
 }
 
 extension FastRequestScan {
-    /// Scans the request head at the start of `b`.
-    static func scan(_ b: UnsafeBufferPointer<UInt8>) -> FastRequestScan {
+    /// Scans the request head at the start of `b`. A head longer than `maxHeadBytes` goes to the
+    /// full path, whose decoder answers 431 if its own count (of the target, names and values) is
+    /// over the limit too: the fast path never answers what the full path would refuse.
+    static func scan(_ b: UnsafeBufferPointer<UInt8>, maxHeadBytes: Int = .max) -> FastRequestScan {
         // Request line: `GET /target HTTP/1.1` or `HEAD /target HTTP/1.1`.
         guard let firstLineEnd = lineEnd(b, from: 0) else { return .incomplete }
         guard let lineFeed = firstLineEnd else { return .unrecognized }
@@ -84,12 +87,14 @@ extension FastRequestScan {
         guard !target.isEmpty, startsWith(b, i..<line.upperBound, " HTTP/1."), line.upperBound - i == 9 else {
             return .unrecognized
         }
-        if b[line.upperBound - 1] != UInt8(ascii: "1") { fast = false }  // HTTP/1.0: keep-alive rules differ
+        let http11 = b[line.upperBound - 1] == UInt8(ascii: "1")
+        if !http11 { fast = false }  // HTTP/1.0: keep-alive rules differ
         if b[targetStart] != UInt8(ascii: "/") { fast = false }
 
         // Fields.
         var head = FastRequestHead(method: method, target: target, acceptsGzip: false, length: 0)
         var mayHaveBody = false
+        var host = HostField.Count()
         var start = lineFeed + 1
         while true {
             guard let end = lineEnd(b, from: start) else { return .incomplete }
@@ -134,28 +139,36 @@ extension FastRequestScan {
                 fast = false
             case .expectOrUpgrade:
                 fast = false
+            case .host:
+                host.add(valid: HostField.isValidValue(UnsafeBufferPointer(rebasing: b[value])))
             case .ignored:
                 break
             }
         }
         head.length = start
+        // A missing, repeated or invalid `Host`: the full path answers 400 (``ProtocolErrorResponder``).
+        if host.problem(http11: http11) != nil { fast = false }
+        if start > maxHeadBytes { fast = false }
         return fast ? .fast(head) : .full(length: start, mayHaveBody: mayHaveBody)
     }
 
     /// The fields the scanner looks at, by lower-cased name: every ``OriginRequest/Field`` (its
-    /// name matched as bytes here; `FastRequestScanTests` checks each one is recognised), and
-    /// HTTP/1's framing fields.
+    /// name matched as bytes here; `FastRequestScanTests` checks each one is recognised), `Host`,
+    /// and HTTP/1's framing fields.
     enum Field: Equatable {
         case request(OriginRequest.Field)
         case connection
         /// `Content-Length`, `Transfer-Encoding`: a body may follow.
         case framing
         case expectOrUpgrade
+        /// `Host`: counted and checked (``HostField``).
+        case host
         case ignored
 
         init(_ b: UnsafeBufferPointer<UInt8>, _ name: Range<Int>) {
             func named(_ literal: StaticString) -> Bool { HTTPSyntax.equalsLowercase(b, name, literal) }
             switch name.count {
+            case 4 where named("host"): self = .host
             case 5 where named("range"): self = .request(.range)
             case 6 where named("expect"): self = .expectOrUpgrade
             case 7 where named("upgrade"): self = .expectOrUpgrade

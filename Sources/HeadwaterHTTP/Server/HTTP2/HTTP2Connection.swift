@@ -46,13 +46,10 @@ enum HTTP2Connection {
                 keepalive: nil
             )
         )
-        let sendDeadline = SendDeadline(environment: environment)
-        try pipeline.addHandler(sendDeadline)
+        try pipeline.addHandler(SendDeadline(environment: environment))
         try pipeline.addHandler(FlushCoalescing())
-        // Streams live on the connection's event loop, as the log lines do. They share one
-        // progress, of which only the last piece sent is read (by the send deadline).
+        // Streams live on the connection's event loop, as the log lines do.
         let lines = NIOLoopBound(accessLines, eventLoop: pipeline.eventLoop)
-        let progress = NIOLoopBound(sendDeadline.progress, eventLoop: pipeline.eventLoop)
         _ = try pipeline.configureHTTP2Pipeline(
             mode: .server,
             connectionConfiguration: connection,
@@ -62,10 +59,10 @@ enum HTTP2Connection {
             streamChannel.eventLoop.makeCompletedFuture {
                 let handlers = streamChannel.pipeline.syncOperations
                 try handlers.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                try handlers.addHandler(StreamErrorDeferral())
                 try handlers.addHandler(
                     OriginHTTPHandler(
-                        environment: environment, dates: dates, accessLines: lines.value, progress: progress.value,
-                        fileBodies: .pieces))
+                        environment: environment, dates: dates, accessLines: lines.value, fileBodies: .pieces))
             }
         }
         try pipeline.addHandler(management)

@@ -4,7 +4,9 @@ import NIOCore
 
 /// The send deadline of an HTTP/2 connection (``ConnectionLimits/sendTimeout``): a client that
 /// reads nothing — its connection's send buffer full without a break for the timeout — is
-/// disconnected, with every stream on it. (Its other deadlines are HTTP/2's own: a head arrives
+/// disconnected, with every stream on it. Progress is the connection turning writable: a stream's
+/// piece of a file body counts as written once HTTP/2 has taken it, before it reaches the socket,
+/// so pieces leaving are no sign of the client reading (on HTTP/1 they are: ``FileBodySending``). (Its other deadlines are HTTP/2's own: a head arrives
 /// whole in a HEADERS frame, idleness is the connection manager's.) HTTP/1 connections have theirs
 /// in ``OriginFastPath``, which judges the same way (``ConnectionDeadlines``).
 final class SendDeadline: ChannelInboundHandler {
@@ -13,8 +15,6 @@ final class SendDeadline: ChannelInboundHandler {
     private var deadlines: ConnectionDeadlines
     private var check: Scheduled<Void>?
     private let counters: OriginHTTPHandler.Environment
-    /// Shared with the connection's streams, whose file bodies note each piece that leaves.
-    let progress = FullPathProgress()
 
     init(environment: OriginHTTPHandler.Environment) {
         self.deadlines = ConnectionDeadlines(idleTimeout: .zero, limits: environment.limits, now: .now())
@@ -31,10 +31,6 @@ final class SendDeadline: ChannelInboundHandler {
     }
 
     private func schedule(at now: NIODeadline, context: ChannelHandlerContext) {
-        if let sent = progress.lastSend {
-            deadlines.sent(at: sent)
-            progress.lastSend = nil
-        }
         switch deadlines.check(at: now, activity: .responding) {
         case .expired(let deadline):
             counters.deadlineCloses?.increment(deadline)

@@ -18,8 +18,9 @@ enum TLSConnection {
     ) throws {
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(NIOSSLServerHandler(context: context))
-        // A client that connects and never finishes its handshake holds a descriptor; the idle
-        // timeout of the protocol that follows only starts once ALPN has decided.
+        // A client that connects and never finishes its handshake holds a descriptor; the
+        // deadlines of the protocol that follows only start once ALPN has decided. The handshake
+        // gets the request head's deadline (``ConnectionLimits/requestHeadTimeout``).
         let deadline: Scheduled<Void>? =
             handshakeTimeout > .zero
             ? channel.eventLoop.assumeIsolated().scheduleTask(in: handshakeTimeout) { channel.close(promise: nil) }
