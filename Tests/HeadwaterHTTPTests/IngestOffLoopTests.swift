@@ -25,7 +25,7 @@ struct IngestOffLoopTests {
         defer { harness.finish() }
         let body = Self.letters(5000)
         let response = try harness.send(
-            "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nTransfer-Encoding: chunked\r\n\r\n"
+            "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nHost: o\r\nAuthorization: Bearer secret\r\nTransfer-Encoding: chunked\r\n\r\n"
                 + Self.oneByteChunks(body) + "0\r\n\r\n")
         #expect(response.status == 201)
         #expect(sink.body == body)
@@ -44,7 +44,7 @@ struct IngestOffLoopTests {
         try harness.channel.writeInbound(
             ByteBuffer(
                 string:
-                    "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nContent-Length: \(Self.bodyBytes)\r\n\r\n"
+                    "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nHost: o\r\nAuthorization: Bearer secret\r\nContent-Length: \(Self.bodyBytes)\r\n\r\n"
             ))
         var sent = 0
         func send(_ count: Int) throws {
@@ -86,7 +86,7 @@ struct IngestOffLoopTests {
         try harness.channel.writeInbound(
             ByteBuffer(
                 string:
-                    "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nContent-Length: 100000\r\n\r\n"
+                    "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nHost: o\r\nAuthorization: Bearer secret\r\nContent-Length: 100000\r\n\r\n"
                     + String(repeating: "x", count: 1000)))
         #expect(sink.events == ["begin", "write"])
         harness.channel.pipeline.fireChannelInactive()
@@ -104,7 +104,7 @@ struct IngestOffLoopTests {
         try harness.channel.writeInbound(
             ByteBuffer(
                 string:
-                    "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nAuthorization: Bearer secret\r\nContent-Length: 100000\r\n\r\n"
+                    "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nHost: o\r\nAuthorization: Bearer secret\r\nContent-Length: 100000\r\n\r\n"
                     + String(repeating: "x", count: 1000)))
         sink.failWrite(Refusal(.insufficientStorage, "the state directory's file system is full"))
         let response = try #require(Self.responses(harness).first)
