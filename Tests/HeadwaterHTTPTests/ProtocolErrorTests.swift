@@ -115,6 +115,33 @@ struct ProtocolErrorTests {
         }
     }
 
+    /// A client still sending when it is refused reads the answer: the server closes its output
+    /// and drops what keeps coming instead of closing with unread bytes, which would reset the
+    /// connection and could destroy the answer before the client reads it.
+    @Test("a client still sending a huge head when refused gets the 431, not a reset")
+    func refusedWhileStillSending() async throws {
+        try await withServer { port in
+            for _ in 0..<5 {
+                try await RawClient.connect(port: port).run { inbound, outbound in
+                    var inbound = inbound
+                    let filler = "X-Filler: " + String(repeating: "f", count: 1000) + "\r\n"
+                    var head = "GET /live/demo/v1.m3u8 HTTP/1.1\r\nHost: a\r\n"
+                    for _ in 0..<512 { head += filler }
+                    // Half a megabyte in one write: the server refuses after 16 KiB of it.
+                    try? await outbound.write(ByteBuffer(string: head))
+                    var bytes: [UInt8] = []
+                    do {
+                        try await inbound.readToEnd(into: &bytes)
+                    } catch {
+                        Issue.record("reading the answer: \(error) after \(bytes.count) bytes")
+                    }
+                    let responses = RawResponse.parseAll(bytes).0
+                    #expect(responses.first?.status == 431, "\(String(decoding: bytes.prefix(200), as: UTF8.self))")
+                }
+            }
+        }
+    }
+
     @Test("curl: a 20 KB header gets 431 with its reason, a 10 KB URI 414, a FOO request 501")
     func withCurl() async throws {
         try await withServer { port in

@@ -176,7 +176,7 @@ final class ProtocolErrorResponder: ChannelDuplexHandler, RemovableChannelHandle
             let time = self.dates.withValue { $0.commonLogTime(now: now) }
             OriginHTTPHandler.record(entry, error: failure, environment: self.environment, time: time, lines: self.accessLines)
             guard failure == nil else { return self.closeNow(context: context) }
-            self.closeNow(context: context)  // MUTATION
+            self.linger(context: context)
         }
     }
 
