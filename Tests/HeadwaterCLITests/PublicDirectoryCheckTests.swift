@@ -6,23 +6,9 @@ import Testing
 /// server that answers 404 to every static file; `server.follow_symlinks` takes `never` or `inside`.
 @Suite("server.public and server.follow_symlinks in check-config and serve")
 struct PublicDirectoryCheckTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
-
     /// A directory with `headwater.yaml`: `server:` lines `server` and the demo loop channel.
     static func configuration(server: [String]) throws -> (directory: URL, config: URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hw-public-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let config = directory.appendingPathComponent("headwater.yaml")
-        let text = (["server:"] + server.map { "  " + $0 } + [
-            "channels:",
-            "  demo:",
-            "    source:",
-            "      type: loop",
-            "      package: \(repository)/Public/demo/master.m3u8",
-        ]).joined(separator: "\n") + "\n"
-        try text.write(to: config, atomically: true, encoding: .utf8)
-        return (directory, config)
+        try RealClients.AccessLogDestinationTests.configuration(server: server)
     }
 
     @Test("a public directory that does not exist, or is a file, fails check-config and serve with 78 at its line")
