@@ -66,8 +66,11 @@ import Testing
     }
 
     /// Sends `bytes` on a new connection to `port` and reads until the server closes it (at most
-    /// 10 s, then the test fails on the missing close).
-    static func sendAndReadUntilClosed(_ bytes: [UInt8], port: Int) async throws -> (received: [UInt8], closed: Bool) {
+    /// 10 s, then the test fails on the missing close). `acknowledgingPings`: answer each PING the
+    /// server sends, as a well-behaved client does (a graceful close waits for the ACK).
+    static func sendAndReadUntilClosed(
+        _ bytes: [UInt8], port: Int, acknowledgingPings: Bool = false
+    ) async throws -> (received: [UInt8], closed: Bool) {
         let client = try await RawClient.connect(port: port)
         let channel = client.channel.channel
         let deadline = channel.eventLoop.scheduleTask(in: .seconds(10)) { channel.close(promise: nil) }
@@ -76,7 +79,16 @@ import Testing
             try await outbound.write(ByteBuffer(bytes: bytes))
             var iterator = inbound
             var received: [UInt8] = []
-            while let chunk = try? await iterator.next() { received.append(contentsOf: chunk.readableBytesView) }
+            var acknowledged = 0
+            while let chunk = try? await iterator.next() {
+                received.append(contentsOf: chunk.readableBytesView)
+                guard acknowledgingPings else { continue }
+                let pings = frames(in: received).filter { $0.type == 0x6 && $0.flags & 0x1 == 0 }
+                for ping in pings.dropFirst(acknowledged) {
+                    try? await outbound.write(ByteBuffer(bytes: frame(type: 0x6, flags: 0x1, stream: 0, ping.payload)))
+                }
+                acknowledged = pings.count
+            }
             return received
         }
         deadline.cancel()

@@ -21,7 +21,8 @@ import Testing
             var bytes = Frames.preface
             bytes += Frames.frame(type: 0x1, flags: 0x5, stream: 1, withoutAuthority)  // HEADERS, END_STREAM|END_HEADERS
             bytes += Frames.frame(type: 0x1, flags: 0x5, stream: 3, Frames.requestBlock)
-            let (received, closed) = try await Self.sendAndReadUntilClosed(bytes, port: port)
+            // A client that acknowledges PINGs: the idle close (GOAWAY, PING, close on its ACK) is the server's.
+            let (received, closed) = try await Frames.sendAndReadUntilClosed(bytes, port: port, acknowledgingPings: true)
             let frames = Frames.frames(in: received)
             #expect(frames.contains { $0.type == 0x3 && $0.stream == 1 }, "RST_STREAM for stream 1: \(frames.map { ($0.type, $0.stream) })")
             let answer = frames.first { $0.type == 0x1 && $0.stream == 3 }
@@ -29,32 +30,5 @@ import Testing
             #expect(Frames.goAwayError(in: received) == 0x0, "GOAWAY(NO_ERROR) at the idle timeout")
             #expect(closed, "the idle connection is closed")
         }
-    }
-
-    /// Like ``HTTP2AbuseTests/sendAndReadUntilClosed(_:port:)``, as a well-behaved client: every
-    /// PING the server sends is acknowledged (the idle close is a GOAWAY, a PING, and the close
-    /// after its ACK).
-    static func sendAndReadUntilClosed(_ bytes: [UInt8], port: Int) async throws -> (received: [UInt8], closed: Bool) {
-        let client = try await RawClient.connect(port: port)
-        let channel = client.channel.channel
-        let deadline = channel.eventLoop.scheduleTask(in: .seconds(10)) { channel.close(promise: nil) }
-        let started = ContinuousClock.now
-        let received: [UInt8] = try await client.run { inbound, outbound in
-            try await outbound.write(ByteBuffer(bytes: bytes))
-            var iterator = inbound
-            var received: [UInt8] = []
-            var acknowledged = 0
-            while let chunk = try? await iterator.next() {
-                received.append(contentsOf: chunk.readableBytesView)
-                let pings = Frames.frames(in: received).filter { $0.type == 0x6 && $0.flags & 0x1 == 0 }
-                for ping in pings.dropFirst(acknowledged) {
-                    try? await outbound.write(ByteBuffer(bytes: Frames.frame(type: 0x6, flags: 0x1, stream: 0, ping.payload)))
-                }
-                acknowledged = pings.count
-            }
-            return received
-        }
-        deadline.cancel()
-        return (received, ContinuousClock.now - started < .seconds(9))
     }
 }
