@@ -3,6 +3,7 @@ import Foundation
 import HeadwaterRuntime
 import HeadwaterTesting
 import NIOCore
+import NIOEmbedded
 import NIOHTTP1
 import Testing
 
@@ -52,6 +53,33 @@ struct HostFieldTests {
         #expect(HostField.problem(head(.http1_1, [("Host", "a b")])) == .invalid)
         #expect(HostField.problem(head(.http1_1, [("Host", "a,b")])) == nil, "a comma is a sub-delim")
         #expect(HostField.problem(head(.http1_1, [("Host", "a\"b")])) == .invalid)
+    }
+
+    /// The same bytes, read by the fast scanner and by NIO's decoder then ``HostField/problem(_:)``:
+    /// the scanner answers exactly the requests the full path would not refuse for their `Host`.
+    @Test("the fast scanner and the full path's check agree on every Host spelling")
+    func scannerAndDecoderAgree() throws {
+        let spellings = [
+            "", "Host: a\r\n", "Host:  a  \r\n", "Host:\ta\t\r\n", "Host: a\tb\r\n", "Host: a b\r\n", "Host:\r\n",
+            "Host: a:8080\r\n", "Host: [::1]\r\n", "Host: a\r\nHost: a\r\n", "host: a\r\nX: y\r\nHOST: b\r\n",
+            "Host: a@b\r\n", "Host: a/b\r\n", "Host: a?b\r\n", "Host: a#b\r\n", "Host: %41\r\n", "Host: a\"b\r\n",
+            "Host: \u{e9}\r\n", "Host: a{b}\r\n", "X-Host: a\r\n", "Hosts: a\r\n",
+        ]
+        var fast = 0
+        for spelling in spellings {
+            let text = "GET /live/demo/v1.m3u8 HTTP/1.1\r\n\(spelling)\r\n"
+            let channel = EmbeddedChannel(handler: ByteToMessageHandler(HTTPRequestDecoder()))
+            defer { _ = try? channel.finish() }
+            try channel.writeInbound(ByteBuffer(string: text))
+            guard case .head(let head) = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+                Issue.record("NIO did not read \(spelling.debugDescription)")
+                continue
+            }
+            let scannedFast = if case .fast = Self.scan(text) { true } else { false }
+            #expect(scannedFast == (HostField.problem(head) == nil), "\(spelling.debugDescription)")
+            if scannedFast { fast += 1 }
+        }
+        #expect(fast == 7, "the seven valid spellings are answered on the fast path")
     }
 
     // MARK: - Over real sockets
