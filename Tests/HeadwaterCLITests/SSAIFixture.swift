@@ -3,7 +3,8 @@ import Testing
 
 /// A temporary site for the ad-insertion tests: a config whose demo channel has a break every 20 s
 /// (8 s long), an `ads.yaml` over the committed demo creatives with tracking beacons to a local
-/// endpoint, and a public directory with the creatives (symlinked) and any test pages.
+/// endpoint, and a public directory with the creatives (copied: a link out of the public
+/// directory is never followed) and any test pages.
 struct SSAIFixture {
     let directory: URL
     let site: URL
@@ -19,8 +20,8 @@ struct SSAIFixture {
         site = directory.appendingPathComponent("site")
         try FileManager.default.createDirectory(at: site, withIntermediateDirectories: true)
         for name in ["ads", "slate"] {
-            try FileManager.default.createSymbolicLink(
-                at: site.appendingPathComponent(name), withDestinationURL: repository.appendingPathComponent("Public/\(name)"))
+            try FileManager.default.copyItem(
+                at: repository.appendingPathComponent("Public/\(name)"), to: site.appendingPathComponent(name))
         }
         let publicAds = repository.appendingPathComponent("Public/ads").path
         let tracking = beaconPort.map { port in
