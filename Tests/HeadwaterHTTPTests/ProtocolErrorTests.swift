@@ -45,6 +45,10 @@ struct ProtocolErrorTests {
                     Self.body(400, "Bad Request", "malformed request: invalid header field syntax"), true),
                 ("GET /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: x\r\n\r\n", 400,
                     Self.body(400, "Bad Request", "malformed request: invalid Content-Length"), true),
+                // No request line at all (the start of a TLS ClientHello, a method with a non-token
+                // byte): 400, not 501.
+                ("\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}\r\n\r\n", 400, Self.body(400, "Bad Request", "malformed request: not an HTTP/1 request"), true),
+                ("G@T /healthz HTTP/1.1\r\nHost: a\r\n\r\n", 400, Self.body(400, "Bad Request", "malformed request: not an HTTP/1 request"), true),
             ]
             for (request, status, body, closes) in cases {
                 let label = "\(String(request.prefix(60)).debugDescription) (fast path \(fastPath))"
@@ -67,17 +71,28 @@ struct ProtocolErrorTests {
             for series in [
                 #"headwater_http_protocol_errors_total{reason="header_too_large"} 1"#,
                 #"headwater_http_protocol_errors_total{reason="unknown_method"} 1"#,
-                #"headwater_http_protocol_errors_total{reason="malformed"} 2"#,
+                #"headwater_http_protocol_errors_total{reason="malformed"} 4"#,
                 #"headwater_http_protocol_errors_total{reason="missing_host"} 0"#,
                 // Methods outside the standard set are counted as `_OTHER` (OpenTelemetry's rule).
                 #"headwater_http_requests_total{route="invalid",method="_OTHER",status="431"} 1"#,
                 #"headwater_http_requests_total{route="invalid",method="_OTHER",status="501"} 1"#,
-                #"headwater_http_requests_total{route="invalid",method="_OTHER",status="400"} 2"#,
+                #"headwater_http_requests_total{route="invalid",method="_OTHER",status="400"} 4"#,
                 #"headwater_http_requests_total{route="invalid",method="GET",status="414"} 1"#,
                 #"headwater_http_requests_total{route="/healthz",method="_OTHER",status="501"} 1"#,
             ] {
                 #expect(exposition.contains(series), "\(series) in\n\(exposition)")
             }
+        }
+    }
+
+    @Test("an unknown method is told from bytes that are no request line by the first line's shape")
+    func methodOrGarbage() {
+        for (start, error) in [
+            ("FOO / HTTP/1.1\r\n", HTTPParserError.invalidMethod), ("M-SEARCH * HTTP/1.1", .invalidMethod),
+            ("G@T / HTTP/1.1\r\n", .invalidConstant), (" GET /", .invalidConstant), ("\u{16}\u{03}\u{01}", .invalidConstant),
+            (String(repeating: "A", count: 100) + " /", .invalidConstant), ("", .invalidConstant),
+        ] {
+            #expect(HTTP1RequestDecoder.methodError(startOf: ByteBuffer(string: start)) == error, "\(start.debugDescription)")
         }
     }
 

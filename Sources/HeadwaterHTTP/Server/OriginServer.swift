@@ -428,7 +428,7 @@ public final class OriginServer: Service {
                 // HTTP/1.1 writer as the encoder (it also refuses invalid fields).
                 try pipeline.addHandlers([
                     HTTP1ResponseEncoder(),
-                    ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)),
+                    ByteToMessageHandler(HTTP1RequestDecoder(limits: limits)),
                     HTTPServerPipelineHandler(),
                     ProtocolErrorResponder(environment: environment, dates: dates, accessLines: accessLines, maxHeadBytes: maxHeadBytes),
                 ])

@@ -11,7 +11,8 @@ enum ProtocolError: String, CaseIterable, Sendable {
     /// The head (request line and fields) is larger than the server reads.
     case headerTooLarge = "header_too_large"
     /// A method NIO's decoder does not know at all (`FOO`); a known one no route takes
-    /// (`PROPFIND`) gets the same 501 from the responder.
+    /// (`PROPFIND`) gets the same 501 from the responder. Bytes that are no request line at all
+    /// are ``malformed`` (``HTTP1RequestDecoder`` tells the two apart).
     case unknownMethod = "unknown_method"
     /// Anything else the decoder could not read: a bad field, chunk size or version.
     case malformed
@@ -53,7 +54,8 @@ enum ProtocolError: String, CaseIterable, Sendable {
         switch error {
         case .invalidVersion: "not an HTTP/1.x request line"
         case .invalidURL, .invalidPath, .invalidQueryString, .invalidFragment, .invalidHost, .invalidPort: "invalid request-target"
-        case .invalidHeaderToken, .lfExpected, .invalidCharactersUsed, .invalidConstant: "invalid header field syntax"
+        case .invalidConstant: "not an HTTP/1 request"
+        case .invalidHeaderToken, .lfExpected, .invalidCharactersUsed: "invalid header field syntax"
         case .invalidContentLength, .unexpectedContentLength: "invalid Content-Length"
         case .invalidChunkSize: "invalid chunk size"
         default: "the request could not be read"
