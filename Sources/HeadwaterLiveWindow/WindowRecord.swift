@@ -1,4 +1,4 @@
-public import HeadwaterHLS
+import HeadwaterHLS
 
 /// A live window as it is saved in the state directory, so that a push, directory or pull channel
 /// comes back after a restart with the same playlists, numbering and files (``LiveWindow/record(directory:savedAt:)``,
