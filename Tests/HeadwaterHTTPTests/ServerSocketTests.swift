@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import HeadwaterHTTP
+import HeadwaterTesting
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -482,6 +483,31 @@ struct ServerSocketTests {
             try await sink.waitFor { $0 == .abort }
         }
         #expect(!sink.snapshot.contains(.finish))
+    }
+
+    /// ffmpeg's HTTP `PUT` sends the last chunk and closes without reading the answer: the upload
+    /// is complete, so it is finished (published), not aborted, and its access line is logged.
+    @Test func completeUploadWhoseClientLeavesBeforeTheAnswerFinishes() async throws {
+        let sink = RecordingSink(finishTakes: .milliseconds(300))
+        let log = LogRecorder()
+        try await withServer(ingest: sink, accessLogger: log.logger) { port in
+            let client = try await RawClient.connect(port: port)
+            try await client.run { _, outbound in
+                try await outbound.write(
+                    ByteBuffer(
+                        string:
+                            "PUT /ingest/demo/v1/seg1.ts HTTP/1.1\r\nHost: o\r\nAuthorization: Bearer secret\r\n"
+                            + "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"))
+                try await sink.waitFor { if case .begin = $0 { true } else { false } }
+            }  // closes without reading
+            try await sink.waitFor { $0 == .finish }
+            for _ in 0..<100 where log.count("PUT /ingest/demo/v1/seg1.ts") == 0 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        #expect(!sink.snapshot.contains(.abort))
+        #expect(sink.body == Array("hello".utf8) as [UInt8])
+        #expect(log.lines.contains { $0.contains("\"PUT /ingest/demo/v1/seg1.ts HTTP/1.1\" 201 0 ") }, "\(log.lines)")
     }
 
     @Test func gracefulShutdownFinishesDownloadsAndRefusesNewConnections() async throws {

@@ -198,6 +198,12 @@ final class RecordingSink: IngestSink {
 
     let events = Mutex<[Event]>([])
     let requiredAuthorization: String? = "Bearer secret"
+    /// How long an upload's `finish` takes (a real sink syncs and publishes on a thread pool).
+    let finishTakes: TimeAmount
+
+    init(finishTakes: TimeAmount = .zero) {
+        self.finishTakes = finishTakes
+    }
 
     func authorize(channel: String, authorization: String?) throws(Refusal) {
         if let requiredAuthorization, authorization != requiredAuthorization {
@@ -248,8 +254,12 @@ final class RecordingSink: IngestSink {
         }
 
         func finish(on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
-            sink.record(.finish)
-            return eventLoop.makeSucceededVoidFuture()
+            guard sink.finishTakes > .zero else {
+                sink.record(.finish)
+                return eventLoop.makeSucceededVoidFuture()
+            }
+            let sink = sink
+            return eventLoop.scheduleTask(in: sink.finishTakes) { sink.record(.finish) }.futureResult
         }
 
         func abort() { sink.record(.abort) }

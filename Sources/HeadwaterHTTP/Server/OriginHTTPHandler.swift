@@ -48,6 +48,10 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         /// An ingest request whose body has ended: its last batches are being written and the
         /// upload finished (``IngestBodyWriter/Event/done(_:)`` brings the answer).
         case finishingUpload(Exchange)
+        /// As ``finishingUpload(_:)``, but the client closed the connection after the body's end
+        /// without waiting for the answer (ffmpeg's HTTP PUT does): the upload still finishes and
+        /// publishes, and its access line is logged with the status it got.
+        case finishingUploadUnanswered(Exchange)
         /// Answered before the request ended (a refused or oversized upload); the rest of the body
         /// is read and dropped. With `lingering`, the output is closed and the connection closes
         /// at the request's end or after ``lingerTimeout``, whichever comes first, so the client
@@ -153,7 +157,7 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 state = .idle
                 progress.phase = .awaitingHead
             }
-        case .idle, .finishingUpload, .responding, .closing:
+        case .idle, .finishingUpload, .finishingUploadUnanswered, .responding, .closing:
             break
         }
     }
@@ -233,14 +237,11 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             case .finishingUpload(let exchange):
                 uploadReads?.uploadEnded(on: context.channel)
                 state = .responding
-                let response =
-                    switch result {
-                    case .success:
-                        OriginResponse(
-                            status: exchange.head.method == .DELETE ? .noContent : .created, cachePolicy: CachePolicy(.health))
-                    case .failure(let refusal): Self.response(for: refusal)
-                    }
-                write(response, for: exchange, context: context)
+                write(Self.response(to: exchange, result), for: exchange, context: context)
+            case .finishingUploadUnanswered(let exchange):
+                state = .closing
+                let response = Self.response(to: exchange, result)
+                finish(Self.accessEntry(exchange, response: response, bytes: 0), error: nil)
             case .idle, .receiving, .discarding, .responding, .closing:
                 break  // the connection closed meanwhile
             }
@@ -285,6 +286,15 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         write(response, for: exchange, context: context, lingerAfterwards: bodyStillComing)
     }
 
+    /// The answer to a finished upload: 201 (204 for `DELETE`) or its refusal.
+    private static func response(to exchange: Exchange, _ result: Result<Void, Refusal>) -> OriginResponse {
+        switch result {
+        case .success:
+            OriginResponse(status: exchange.head.method == .DELETE ? .noContent : .created, cachePolicy: CachePolicy(.health))
+        case .failure(let refusal): response(for: refusal)
+        }
+    }
+
     private static func response(for refusal: Refusal) -> OriginResponse {
         .refused(refusal, cachePolicy: CachePolicy(.health))
     }
@@ -316,15 +326,9 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
 
         let head = HTTPResponseHead(version: .http1_1, status: response.status, headers: headers)
-        let log = AccessLogEntry(
-            request: exchange.request,
-            route: try? exchange.route.get().template,
-            client: exchange.client,
-            receivedAt: exchange.receivedAt,
-            started: exchange.started,
-            response: response,
-            bytes: exchange.head.method == .HEAD || !response.status.mayHaveResponseBody ? 0 : bodyLength
-        )
+        let log = Self.accessEntry(
+            exchange, response: response,
+            bytes: exchange.head.method == .HEAD || !response.status.mayHaveResponseBody ? 0 : bodyLength)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
 
         switch response.body {
@@ -363,6 +367,18 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 }
             }
         }
+    }
+
+    private static func accessEntry(_ exchange: Exchange, response: OriginResponse, bytes: Int64) -> AccessLogEntry {
+        AccessLogEntry(
+            request: exchange.request,
+            route: try? exchange.route.get().template,
+            client: exchange.client,
+            receivedAt: exchange.receivedAt,
+            started: exchange.started,
+            response: response,
+            bytes: bytes
+        )
     }
 
     /// `TCP_CORK` around the `sendfile` of a large body (nginx: `tcp_nopush`): `sendfile` returns
@@ -536,23 +552,30 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func closeNow(context: ChannelHandlerContext) {
-        abortUploadIfAny()
-        state = .closing
+        closing()
         lingerTimer?.cancel()
         lingerTimer = nil
         context.close(promise: nil)
     }
 
-    private func abortUploadIfAny() {
-        if case .uploading(_, let writer) = state {
+    /// The connection is going: an upload still receiving its body is aborted (a truncated
+    /// upload is never published), one whose body has ended finishes unanswered.
+    private func closing() {
+        switch state {
+        case .uploading(_, let writer):
             state = .closing
             writer.abort()
+        case .finishingUpload(let exchange):
+            state = .finishingUploadUnanswered(exchange)
+        case .finishingUploadUnanswered:
+            break
+        case .idle, .receiving, .discarding, .responding, .closing:
+            state = .closing
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        abortUploadIfAny()  // the client went away mid-body: a truncated upload
-        state = .closing
+        closing()
         lingerTimer?.cancel()
         lingerTimer = nil
         context.fireChannelInactive()
@@ -571,7 +594,7 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         switch state {
-        case .finishingUpload, .responding, .closing:
+        case .finishingUpload, .finishingUploadUnanswered, .responding, .closing:
             break  // a slow reader of a long response is not idle; `.closing` is on its way
         case .discarding(lingering: true):
             break  // the linger timer closes it
