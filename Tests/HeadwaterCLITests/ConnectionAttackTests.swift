@@ -55,31 +55,40 @@ extension RealClients {
             }
             #expect(Serve.get(port: port, path: "/healthz").hasPrefix("HTTP/1.1 200"))
 
-            // The attacker: 1,000 connections from 127.0.0.2, each sending the next byte of a head
-            // every second, never finishing it, until the server closes it. (The burst of 1,000
-            // connects itself is a flood, the other test's subject: viewers are timed once the
-            // slow connections are open.)
-            let connected = Flag()
+            // The attacker: 1,000 connections from 127.0.0.2, opened over a second (as a
+            // slowloris ramps up; a burst of connects at once is a flood, the other test's subject),
+            // each sending the next byte of a head every second, never finishing it, until the
+            // server closes it. The viewers are timed from the first connect on.
+            let started = Flag()
             let attack = Task.detached { () throws -> [SlowOutcome] in
                 try await onThread {
                     let head = Array("GET /live/demo/master.m3u8 HTTP/1.1\r\nHost: origin\r\nUser-Agent: slowloris/1.0 (".utf8)
                     var sockets: [(socket: BlockingSocket, started: Date)] = []
-                    for _ in 0..<1000 {
+                    started.set()
+                    for index in 0..<1000 {
                         let socket = try BlockingSocket(port: port, source: "127.0.0.2", timeout: 5)
                         socket.setReceiveTimeout(0.001)
                         socket.send([head[0]])
                         sockets.append((socket, Date()))
+                        if index % 50 == 49 { Thread.sleep(forTimeInterval: 0.05) }
                     }
-                    connected.set()
                     var outcomes = [SlowOutcome?](repeating: nil, count: sockets.count)
                     var received = [[UInt8]](repeating: [], count: sockets.count)
                     let start = Date()
                     var tick = 1
                     while outcomes.contains(where: { $0 == nil }), Date().timeIntervalSince(start) < 20 {
                         for (index, entry) in sockets.enumerated() where outcomes[index] == nil {
-                            while let chunk = entry.socket.receive(), !chunk.isEmpty { received[index] += chunk }
+                            // `receive()`: nil when nothing is waiting, empty at the end of the stream.
+                            var closed = false
+                            while let chunk = entry.socket.receive() {
+                                if chunk.isEmpty { closed = true; break }
+                                received[index] += chunk
+                            }
+                            if !closed, !entry.socket.send([head[tick % head.count]]) {
+                                closed = true
+                                while let chunk = entry.socket.receive(), !chunk.isEmpty { received[index] += chunk }
+                            }
                             let text = String(decoding: received[index], as: UTF8.self)
-                            let closed = entry.socket.receive()?.isEmpty == true || !entry.socket.send([head[tick % head.count]])
                             if text.hasPrefix("HTTP/1.1 503") {
                                 outcomes[index] = .refused503
                             } else if text.hasPrefix("HTTP/1.1 408"), closed {
@@ -98,7 +107,7 @@ extension RealClients {
             // The viewers: a request every 100 ms, each on a new connection, for 14 s.
             let latencies = try await onThread {
                 var latencies: [(status: Int, seconds: Double)] = []
-                while !connected.isSet { Thread.sleep(forTimeInterval: 0.01) }
+                while !started.isSet { Thread.sleep(forTimeInterval: 0.001) }
                 let start = Date()
                 while Date().timeIntervalSince(start) < 14 {
                     let at = Date().timeIntervalSince(start)
@@ -113,10 +122,8 @@ extension RealClients {
 
             let slowest = latencies.map(\.seconds).max() ?? 0
             #expect(latencies.allSatisfy { $0.status == 200 }, "\(latencies.filter { $0.status != 200 }.prefix(5))")
-            // In a debug build sharing two cores with the rest of the suite, a few requests stall on
-            // scheduling alone; the bound is on the 95th percentile, the slowest is reported.
-            let p95 = Self.percentile(latencies.map(\.seconds), 0.95)
-            #expect(p95 < 0.1, "viewer p95 \(p95) s, slowest \(slowest) s")
+            // (Tests/tools/test.sh runs this test alone, after the parallel run.)
+            #expect(slowest < 0.1, "slowest viewer request \(slowest) s")
             let refused = outcomes.filter { $0 == .refused503 }.count
             let timedOut = outcomes.compactMap { if case .timedOut408(let after) = $0 { after } else { nil } }
             let others = outcomes.filter { if case .other = $0 { true } else { false } }
