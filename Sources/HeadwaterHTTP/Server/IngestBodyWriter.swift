@@ -182,37 +182,55 @@ final class IngestBodyWriter {
 @available(*, unavailable)
 extension IngestBodyWriter: Sendable {}
 
-/// How an HTTP/1.1 connection reads its socket while an upload's body arrives.
+/// How a connection reads its socket while upload bodies arrive on it: one per connection, for an
+/// HTTP/1.1 connection's handler or for all the streams of an HTTP/2 connection (whose reads are
+/// the connection's), counting the uploads in progress.
 ///
 /// Why: the server lets a connection read up to 16 times per turn of the event loop, each read up
 /// to 64 KiB, so one turn may bring 1 MiB. A body of one-byte chunks takes 6 bytes a chunk on the
-/// wire (`1\r\nX\r\n`), and every chunk is a trip through the decoder and the handlers: that turn
-/// would handle some 170,000 chunks before any other connection of the loop got its turn. While an
-/// upload is in progress its connection reads once per turn, at most ``uploadReadBytes``: at most
-/// ~700 chunks, under a millisecond in a release build (playlists answered meanwhile: p50 0.8 ms,
-/// p99 2–9 ms on a loaded two-core machine; 8 KiB reads doubled the p50). A body of large chunks
-/// is not slowed by it: a turn of an otherwise idle loop is a few microseconds, and a 64 MB upload
-/// ran at the same ~60 MB/s with 4 KiB reads as with 8 KiB ones (its hash and probe bound it).
-///
-/// Not for HTTP/2 streams: their channels have no such options (the connection's reads are
-/// shared by its streams), so their handlers get no pacing.
-struct UploadReadPacing: Sendable {
-    /// Bytes per read of a connection while its upload's body arrives.
-    static let uploadReadBytes = 4 * 1024
+/// wire (`1\r\nX\r\n`; 10 as HTTP/2 DATA frames), and every chunk is a trip through the decoder
+/// and the handlers: that turn would handle some 170,000 chunks before any other connection of the
+/// loop got its turn. While an upload is in progress its connection reads once per turn, at most
+/// ``uploadReadBytes``: at most ~700 chunks, under a millisecond in a release build (playlists
+/// answered meanwhile: p50 0.8 ms, p99 2–9 ms on a loaded two-core machine; 8 KiB reads doubled
+/// the p50). A body of large chunks is not slowed by it: a turn of an otherwise idle loop is a few
+/// microseconds, and a 64 MB upload ran at the same ~60 MB/s with 4 KiB reads as with 8 KiB ones
+/// (its hash and probe bound it).
+final class UploadReadPacing {
+    /// Bytes per read of a connection while an upload's body arrives: on HTTP/2 a quarter of
+    /// HTTP/1.1's, as a one-byte DATA frame costs about four one-byte chunks (NIOHTTP2's frame
+    /// decoder, flow control and the stream's channel): 200,000 of them in 4 KiB reads still took
+    /// 58 ms of CPU in one turn of a debug build.
+    var uploadReadBytes: Int { readsOnParent ? 1024 : 4 * 1024 }
 
-    /// Reads per turn of the event loop outside uploads (the server's `maxMessagesPerRead`).
-    var messagesPerRead: UInt
+    /// Reads per turn of the event loop of a connection outside uploads (the server's
+    /// `maxMessagesPerRead` for its connections).
+    static let connectionMessagesPerRead: UInt = 16
+    /// HTTP/2: the handlers' channels are streams, and the socket is their parent.
+    let readsOnParent: Bool
+    private var uploads = 0
 
-    /// An upload's body is about to arrive on `channel`.
-    func uploadStarted(on channel: any Channel) {
-        try? channel.syncOptions?.setOption(.maxMessagesPerRead, value: 1)
-        try? channel.syncOptions?.setOption(
-            .recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: Self.uploadReadBytes))
+    init(readsOnParent: Bool) {
+        self.readsOnParent = readsOnParent
     }
 
-    /// The upload is over: back to the server's reading.
+    /// An upload's body is about to arrive on `channel` (a connection, or an HTTP/2 stream).
+    func uploadStarted(on channel: any Channel) {
+        uploads += 1
+        guard uploads == 1, let socket = readsOnParent ? channel.parent : channel else { return }
+        try? socket.syncOptions?.setOption(.maxMessagesPerRead, value: 1)
+        try? socket.syncOptions?.setOption(
+            .recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: uploadReadBytes))
+    }
+
+    /// An upload started on `channel` is over; when none is left, back to the server's reading.
     func uploadEnded(on channel: any Channel) {
-        try? channel.syncOptions?.setOption(.maxMessagesPerRead, value: messagesPerRead)
-        try? channel.syncOptions?.setOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator())
+        uploads -= 1
+        guard uploads == 0, let socket = readsOnParent ? channel.parent : channel else { return }
+        try? socket.syncOptions?.setOption(.maxMessagesPerRead, value: Self.connectionMessagesPerRead)
+        try? socket.syncOptions?.setOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator())
     }
 }
+
+@available(*, unavailable)
+extension UploadReadPacing: Sendable {}

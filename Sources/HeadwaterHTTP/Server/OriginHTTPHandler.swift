@@ -73,8 +73,10 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var lingerTimer: Scheduled<Void>?
     /// A `read` held back while an upload's writes lag behind (``IngestBodyWriter/holdsReads``).
     private var heldRead = false
-    /// How the connection reads while an upload's body arrives; `nil` on HTTP/2 streams.
+    /// How the connection reads while an upload's body arrives (shared by an HTTP/2 connection's streams).
     private let uploadReads: UploadReadPacing?
+    /// This handler's upload is counted in ``uploadReads``.
+    private var pacedUpload = false
     /// Counts the responses this handler finished, for the connection's ``OriginFastPath``.
     private let progress: FullPathProgress
     /// `sendfile` on plain HTTP/1.1; pieces through memory under TLS and on HTTP/2 streams.
@@ -217,7 +219,10 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             self.uploadEvent(event, context: context)
         }
         state = .uploading(exchange, writer)
-        if method != .delete { uploadReads?.uploadStarted(on: context.channel) }
+        if method != .delete, let uploadReads {
+            uploadReads.uploadStarted(on: context.channel)
+            pacedUpload = true
+        }
         if method != .delete, headers.first(name: "expect")?.lowercased() == "100-continue" {
             context.writeAndFlush(
                 wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))),
@@ -232,10 +237,10 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if case .done(let result) = event {
             switch state {
             case .uploading(let exchange, _):
-                uploadReads?.uploadEnded(on: context.channel)
+                uploadPacingEnded(context: context)
                 if case .failure(let refusal) = result { refuse(exchange, refusal, context: context) }
             case .finishingUpload(let exchange):
-                uploadReads?.uploadEnded(on: context.channel)
+                uploadPacingEnded(context: context)
                 state = .responding
                 write(Self.response(to: exchange, result), for: exchange, context: context)
             case .finishingUploadUnanswered(let exchange):
@@ -250,6 +255,14 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     // MARK: - Reading
+
+    /// The upload's end for ``uploadReads`` (once per upload, however it ended: an HTTP/2
+    /// connection's count of uploads must not leak a stream that was reset mid-body).
+    private func uploadPacingEnded(context: ChannelHandlerContext) {
+        guard pacedUpload else { return }
+        pacedUpload = false
+        uploadReads?.uploadEnded(on: context.channel)
+    }
 
     /// Holds the connection's next read while an upload's writes lag behind its body
     /// (``IngestBodyWriter/holdsReads``): the socket buffers fill and TCP slows the client down.
@@ -576,6 +589,7 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         closing()
+        uploadPacingEnded(context: context)
         lingerTimer?.cancel()
         lingerTimer = nil
         context.fireChannelInactive()

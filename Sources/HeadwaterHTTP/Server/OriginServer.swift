@@ -330,7 +330,7 @@ public final class OriginServer: Service {
             // option 1, SO_DEBUG, which needs CAP_NET_ADMIN and resets every connection of an
             // unprivileged server (the systemd unit's user).
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelOption(.maxMessagesPerRead, value: UploadReadPacing.connectionMessagesPerRead)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let loop = channel.eventLoop
@@ -435,7 +435,7 @@ public final class OriginServer: Service {
                 try pipeline.addHandler(
                     OriginHTTPHandler(
                         environment: environment, dates: dates, accessLines: accessLines, progress: progress,
-                        fileBodies: fileBodies, uploadReads: UploadReadPacing(messagesPerRead: 16)))  // the bootstrap's
+                        fileBodies: fileBodies, uploadReads: UploadReadPacing(readsOnParent: false)))
             }
         )
     }

@@ -50,6 +50,8 @@ enum HTTP2Connection {
         try pipeline.addHandler(FlushCoalescing())
         // Streams live on the connection's event loop, as the log lines do.
         let lines = NIOLoopBound(accessLines, eventLoop: pipeline.eventLoop)
+        let uploadReads = NIOLoopBound(
+            UploadReadPacing(readsOnParent: true), eventLoop: pipeline.eventLoop)
         _ = try pipeline.configureHTTP2Pipeline(
             mode: .server,
             connectionConfiguration: connection,
@@ -62,7 +64,8 @@ enum HTTP2Connection {
                 try handlers.addHandler(StreamErrorDeferral())
                 try handlers.addHandler(
                     OriginHTTPHandler(
-                        environment: environment, dates: dates, accessLines: lines.value, fileBodies: .pieces))
+                        environment: environment, dates: dates, accessLines: lines.value, fileBodies: .pieces,
+                        uploadReads: uploadReads.value))
             }
         }
         try pipeline.addHandler(management)
