@@ -17,4 +17,28 @@ struct ConfigurationFuzzRegressionTests {
         }
         #expect(error.problems.map(\.description) == ["h.yaml:3: not valid YAML: could not find expected ':'"])
     }
+
+    /// libyaml ends a line at a CR without an LF, and at NEL, LS and PS; editors do not, so every
+    /// later line number was one too many (`fuzz.yaml:12:` in an 11-line file, found by the config
+    /// fuzz target). Such a file is refused on the line that has the break.
+    @Test("a line break other than LF or CRLF is refused on its line", arguments: ["\r", "\u{85}", "\u{2028}", "\u{2029}"])
+    func foreignLineBreak(separator: String) throws {
+        let text = "channels:\n  up:\(separator)    source:\n      type: pull\n      url: ftp://x/live.m3u8\n      mode: mirror\n"
+        let error = try #require(throws: ConfigurationError.self) {
+            try HeadwaterConfiguration.parse(text, file: "h.yaml", baseDirectory: "/c")
+        }
+        #expect(
+            error.problems.map(\.description) == [
+                "h.yaml:2: a line break other than LF or CRLF (a lone CR, NEL, U+2028 or U+2029); save the file with LF line endings"
+            ])
+    }
+
+    @Test("CRLF line endings are read as LF ones, with the same line numbers")
+    func crlfLineEndings() throws {
+        let text = "channels:\r\n  up:\r\n    source:\r\n      type: pull\r\n      url: ftp://x/live.m3u8\r\n      mode: mirror\r\n"
+        let error = try #require(throws: ConfigurationError.self) {
+            try HeadwaterConfiguration.parse(text, file: "h.yaml", baseDirectory: "/c")
+        }
+        #expect(error.problems.contains { $0.line == 6 && $0.keyPath == "channels.up.source.mode" }, "\(error.problems)")
+    }
 }
