@@ -222,6 +222,9 @@ extension RealClients {
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             let lines = text.split(separator: "\n").filter { $0.contains("refusing connections") }
             #expect((1...3).contains(lines.count), "refusal log lines: \(lines)")
+            print(
+                "flood: 1,500 connections to a cap of 300: \(flood.refused) refused 503 with Retry-After; the pushed channel's "
+                    + "media sequence \(before ?? -1) → \(after ?? -1) in 12 s, no GAP; \(lines.count) refusal log line(s)")
         }
 
         /// Set once, read from other threads.
