@@ -53,7 +53,7 @@ public struct AdConfiguration: Sendable, Hashable {
         _ text: String, file: String, baseDirectory: String, publicDirectory: String?, version: UInt64
     ) throws(ConfigurationError) -> AdConfiguration {
         let root = try YAMLReader.compose(text, file: file)
-        var parser = AdConfigurationParser(file: file, baseDirectory: baseDirectory, publicDirectory: publicDirectory)
+        var parser = AdConfigurationParser(file: file, text: text, baseDirectory: baseDirectory, publicDirectory: publicDirectory)
         let ruleSet = parser.parse(root, version: version)
         var configuration = AdConfiguration(
             ruleSet: ruleSet, file: file, locations: parser.locations, slateIsCreative: parser.slateIsCreative)

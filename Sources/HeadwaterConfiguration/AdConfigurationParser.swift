@@ -21,8 +21,8 @@ struct AdConfigurationParser {
 
     var problems: [ConfigurationError.Problem] { reader.problems }
 
-    init(file: String, baseDirectory: String, publicDirectory: String?) {
-        reader = YAMLReader(file: file)
+    init(file: String, text: String, baseDirectory: String, publicDirectory: String?) {
+        reader = YAMLReader(file: file, text: text)
         self.baseDirectory = baseDirectory
         self.publicDirectory = publicDirectory
     }

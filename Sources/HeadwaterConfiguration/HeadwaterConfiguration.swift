@@ -265,7 +265,7 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
     /// Parses and validates `text` (the contents of `file`); relative paths resolve against
     /// `baseDirectory`. Throws every problem found at once.
     public static func parse(_ text: String, file: String, baseDirectory: String) throws(ConfigurationError) -> HeadwaterConfiguration {
-        var reader = YAMLReader(file: file)
+        var reader = YAMLReader(file: file, text: text)
         let root = try YAMLReader.compose(text, file: file)
         var configuration = HeadwaterConfiguration()
         var sawChannels = false

@@ -6,7 +6,19 @@ struct YAMLReader {
     let file: String
     private(set) var problems: [ConfigurationError.Problem] = []
 
-    init(file: String) { self.file = file }
+    /// The file's last line: a problem on a node libyaml places past it (a value missing at the end
+    /// of the file, which libyaml marks where the stream ends) names this line instead.
+    let lastLine: Int
+
+    init(file: String, text: String) {
+        self.file = file
+        self.lastLine = Self.lastLine(of: text)
+    }
+
+    /// Lines as an editor numbers them: a final line feed ends the last line, it starts none.
+    static func lastLine(of text: String) -> Int {
+        max(1, text.utf8.count { $0 == UInt8(ascii: "\n") } + (text.utf8.last == UInt8(ascii: "\n") ? 0 : 1))
+    }
 
     /// The document in `text`, or the one problem that keeps it from being read: not YAML (with
     /// the line the parser stopped at), or empty.
@@ -24,8 +36,7 @@ struct YAMLReader {
         } catch let error as YamlError {
             // libyaml ends an unterminated last line itself, so an error at the end of the stream
             // can be one line past the file's last: name the last line instead.
-            let lastLine = max(1, text.utf8.count { $0 == UInt8(ascii: "\n") } + (text.utf8.last == UInt8(ascii: "\n") ? 0 : 1))
-            let line = line(of: error).map { min($0, lastLine) }
+            let line = line(of: error).map { min($0, lastLine(of: text)) }
             throw ConfigurationError(problems: [.init(file: file, line: line, keyPath: "", message: "not valid YAML: \(summary(of: error))")])
         } catch {
             throw ConfigurationError(problems: [.init(file: file, line: nil, keyPath: "", message: "not valid YAML: \(error)")])
@@ -70,7 +81,7 @@ struct YAMLReader {
     }
 
     mutating func fail(_ node: Node?, _ path: String, _ message: String) {
-        problems.append(.init(file: file, line: node?.mark?.line, keyPath: path, message: message))
+        problems.append(.init(file: file, line: node?.mark.map { min($0.line, lastLine) }, keyPath: path, message: message))
     }
 
     /// The entries of a mapping, rejecting keys not in `allowed` (each unknown key is an error).

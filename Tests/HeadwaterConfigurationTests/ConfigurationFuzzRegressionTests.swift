@@ -41,4 +41,18 @@ struct ConfigurationFuzzRegressionTests {
         }
         #expect(error.problems.contains { $0.line == 6 && $0.keyPath == "channels.up.source.mode" }, "\(error.problems)")
     }
+
+    /// A key with no value at the very end of the file: libyaml marks the missing value where the
+    /// stream ends, one line past the last (`fuzz.yaml:5:` of a 4-line file; found by the config
+    /// fuzz target). The problem names the last line.
+    @Test("a problem with a value missing at the end of the file names the file's last line", arguments: [
+        "s:\n? u:aJ:\n? u:aJp:\n? server\n", "channels:\n  demo:\n    window: 30\n? server",
+    ])
+    func missingValueAtEndOfFile(text: String) throws {
+        let error = try #require(throws: ConfigurationError.self) {
+            try HeadwaterConfiguration.parse(text, file: "h.yaml", baseDirectory: "/c")
+        }
+        #expect(error.problems.contains { $0.line == 4 && $0.keyPath == "server" }, "\(error.problems)")
+        #expect(error.problems.allSatisfy { ($0.line ?? 1) <= 4 }, "\(error.problems)")
+    }
 }
