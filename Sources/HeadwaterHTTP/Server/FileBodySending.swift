@@ -27,15 +27,14 @@ extension FileBodySending {
     ) -> EventLoopFuture<Void> {
         switch self {
         case .sendfile:
-            guard end - start > Self.sendfileSlice else {
+            guard end - start > OriginHTTPHandler.corkedBodyThreshold else {
                 let region = FileRegion(fileHandle: file.handle, readerIndex: Int(start), endIndex: Int(end))
                 return context.writeAndFlush(wrap(.fileRegion(region)))
             }
-            let corked = end - start > OriginHTTPHandler.corkedBodyThreshold
-            if corked { OriginHTTPHandler.cork(true, context: context) }
+            OriginHTTPHandler.cork(true, context: context)
             let done = context.eventLoop.makePromise(of: Void.self)
             Self.sendSlices(file, from: start, to: end, context: context, progress: progress, wrap: wrap, done: done)
-            if corked { done.futureResult.assumeIsolated().whenComplete { _ in OriginHTTPHandler.cork(false, context: context) } }
+            done.futureResult.assumeIsolated().whenComplete { _ in OriginHTTPHandler.cork(false, context: context) }
             return done.futureResult
         case .pieces:
             let promise = context.eventLoop.makePromise(of: Void.self)
