@@ -270,23 +270,8 @@ extension RealClients {
             var run = try RestartTests.launch(config: config.path, port: port, directory: directory, number: 0)
             defer { if run.process.isRunning { run.process.terminate() } }
 
-            // The README's push, with the options that keep ffmpeg pushing through a restart.
-            let pushLog = directory.appendingPathComponent("ffmpeg.log")
-            _ = FileManager.default.createFile(atPath: pushLog.path, contents: nil)
-            let pusher = Process()
-            pusher.executableURL = URL(fileURLWithPath: ffmpeg)
-            pusher.arguments = ServeCommandTests.liveEncoderArguments(
-                seconds: 120,
-                output: [
-                    "-method", "PUT", "-ignore_io_errors", "1", "-timeout", "5",
-                    "-headers", "Authorization: Bearer s3cret\r\n", "http://127.0.0.1:\(port)/ingest/live/stream.m3u8",
-                ])
-            let pushHandle = try FileHandle(forWritingTo: pushLog)
-            pusher.standardOutput = pushHandle
-            pusher.standardError = pushHandle
-            try pusher.run()
+            let (pusher, pushed) = try RestartTests.startPush(ffmpeg, port: port, seconds: 120, directory: directory)
             defer { if pusher.isRunning { pusher.terminate() } }
-            func pushed() -> String { ((try? String(contentsOf: pushLog, encoding: .utf8)) ?? "").suffix(1500).description }
             try #require(RestartTests.waitForPlaylist(port: port, seconds: 25) { _ in true } != nil, "the pushed channel went live; ffmpeg: \(pushed())")
 
             let browser = try BrowserPage(chromium: chromium, url: "http://127.0.0.1:\(port)/player.html", directory: directory)

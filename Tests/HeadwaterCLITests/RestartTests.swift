@@ -37,6 +37,29 @@ extension RealClients {
             return Run(process: process, log: log, started: Date())
         }
 
+        /// The README's push (`-ignore_io_errors 1 -timeout 5`, which let ffmpeg outlive an origin
+        /// restart) of a live test stream for `seconds` to `port`'s channel `live`; its log goes to a
+        /// file, whose end `log()` returns for failure messages.
+        static func startPush(
+            _ ffmpeg: String, port: Int, seconds: Int, directory: URL
+        ) throws -> (process: Process, log: () -> String) {
+            let pushLog = directory.appendingPathComponent("ffmpeg.log")
+            _ = FileManager.default.createFile(atPath: pushLog.path, contents: nil)
+            let pusher = Process()
+            pusher.executableURL = URL(fileURLWithPath: ffmpeg)
+            pusher.arguments = ServeCommandTests.liveEncoderArguments(
+                seconds: seconds,
+                output: [
+                    "-method", "PUT", "-ignore_io_errors", "1", "-timeout", "5",
+                    "-headers", "Authorization: Bearer s3cret\r\n", "http://127.0.0.1:\(port)/ingest/live/stream.m3u8",
+                ])
+            let pushHandle = try FileHandle(forWritingTo: pushLog)
+            pusher.standardOutput = pushHandle
+            pusher.standardError = pushHandle
+            try pusher.run()
+            return (pusher, { ((try? String(contentsOf: pushLog, encoding: .utf8)) ?? "").suffix(1500).description })
+        }
+
         /// A GET's status and body (HTTP/1.0, so the server closes when done); status 0 when nothing answered.
         static func get(port: Int, path: String) -> (status: Int, body: String) {
             let response = ServeCommandTests.get(port: port, path: path)
@@ -122,24 +145,8 @@ extension RealClients {
             var run = try Self.launch(config: config.path, port: port, directory: directory, number: 0)
             defer { if run.process.isRunning { run.process.terminate() } }
 
-            // The README's push, with the options that let ffmpeg outlive an origin restart. Its
-            // log goes to a file, read when something fails.
-            let pushLog = directory.appendingPathComponent("ffmpeg.log")
-            _ = FileManager.default.createFile(atPath: pushLog.path, contents: nil)
-            let pusher = Process()
-            pusher.executableURL = URL(fileURLWithPath: ffmpeg)
-            pusher.arguments = ServeCommandTests.liveEncoderArguments(
-                seconds: 240,
-                output: [
-                    "-method", "PUT", "-ignore_io_errors", "1", "-timeout", "5",
-                    "-headers", "Authorization: Bearer s3cret\r\n", "http://127.0.0.1:\(port)/ingest/live/stream.m3u8",
-                ])
-            let pushHandle = try FileHandle(forWritingTo: pushLog)
-            pusher.standardOutput = pushHandle
-            pusher.standardError = pushHandle
-            try pusher.run()
+            let (pusher, pushed) = try Self.startPush(ffmpeg, port: port, seconds: 240, directory: directory)
             defer { if pusher.isRunning { pusher.terminate() } }
-            func pushed() -> String { ((try? String(contentsOf: pushLog, encoding: .utf8)) ?? "").suffix(1500).description }
             try #require(Self.waitForPlaylist(port: port, seconds: 20) { _ in true } != nil, "the pushed channel went live")
 
             var restarts: [Restart] = []
