@@ -119,6 +119,10 @@ struct OriginFixture {
               public: \(quoted(publicDirectory.path))
               ads: \(quoted(config.appendingPathComponent("ads.yaml").path))
               state: \(quoted(stateDirectory.path))
+              limits:
+                # Every load client here is 127.0.0.1, like a CDN's few edge addresses: the
+                # per-address cap (256 by default) would refuse the c256 rows' extra connections.
+                max_connections_per_client: 0
 
             """
         if let tls {
