@@ -4,6 +4,11 @@ public enum CacheClass: Sendable, Hashable {
     case multivariantPlaylist
     /// A shared live media playlist, with the channel's `EXT-X-TARGETDURATION`.
     case mediaPlaylist(targetDuration: Int)
+    /// A shared media playlist answering a blocking reload (`_HLS_msn`): it names a version that
+    /// never changes, so a CDN may keep it 6 × TD (F19).
+    case blockingPlaylist(targetDuration: Int)
+    /// A blocking reload that failed (503 past its deadline, F11): 4 × TD (F19).
+    case blockingError(targetDuration: Int)
     /// A per-session (stitched) playlist, or anything else carrying a viewer session.
     case personalizedPlaylist
     /// A content, ad or slate segment, an init section, a key: immutable under its URI.
@@ -26,14 +31,14 @@ public enum CacheClass: Sendable, Hashable {
 /// | --- | --- | --- |
 /// | multivariant playlist | `public, max-age=3` | G8 (½ segment duration; 3 s is ½ of the 6 s TD that G12 recommends) |
 /// | media playlist | `public, max-age=<max(1, ⌊TD/2⌋)>` | G7, F19 (non-blocking 200: 0.5×TD), G8 |
+/// | blocking reload (`_HLS_msn`) | `public, max-age=<6×TD>` | F19, G7 (successful blocking playlist) |
+/// | blocking reload that failed | `public, max-age=<4×TD>` | F19, G7 (unsuccessful blocking playlist) |
 /// | personalized playlist | `private, no-store` | G8, DESIGN.md (a CDN must never share one) |
 /// | segment | `public, max-age=1209600, immutable` | G8 (14 days); C7, C8, G6 (outlives the availability deadline) |
 /// | not yet available (404) | `public, max-age=1` | below F19's 1×TD: a cached 404 on the newest segment stalls AVPlayer |
 /// | error | `public, max-age=<clamp(TD, 1...6)>`, `1` without a TD | G7, F19 (non-blocking error: 1×TD) |
 /// | static file | `public, max-age=60` | (not HLS; short so a redeploy shows within a minute) |
 /// | health | `no-store` | (must reflect the present) |
-///
-/// Blocking-reload (LL-HLS) classes, 6×TD and 4×TD in G7/F19, are not served yet.
 public struct CachePolicy: Sendable, Hashable {
     /// The `Cache-Control` field value.
     public let cacheControl: String
@@ -55,6 +60,10 @@ public struct CachePolicy: Sendable, Hashable {
             self.init(publicMaxAge: Self.multivariantMaxAge)
         case .mediaPlaylist(let targetDuration):
             self.init(publicMaxAge: Self.mediaPlaylistMaxAge(targetDuration: targetDuration))
+        case .blockingPlaylist(let targetDuration):
+            self.init(publicMaxAge: 6 * max(1, targetDuration))
+        case .blockingError(let targetDuration):
+            self.init(publicMaxAge: 4 * max(1, targetDuration))
         case .personalizedPlaylist:
             self.init(cacheControl: "private, no-store", maxAge: nil)
         case .segment:

@@ -36,6 +36,8 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var limits = ConnectionLimits()
         /// `headwater_http_deadline_closes_total{deadline}`; `nil` in tests that do not count.
         var deadlineCloses: OriginMetrics.LabelledCounters<ConnectionDeadlines.Expired>? = nil
+        /// Requests waiting for a later version of their channel (blocking reloads), per event loop.
+        var held = HeldRequestsByLoop()
     }
 
     private enum State {
@@ -57,6 +59,9 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         /// at the request's end or after ``lingerTimeout``, whichever comes first, so the client
         /// reads the answer instead of a reset.
         case discarding(lingering: Bool)
+        /// A complete request waits for a later version of its channel (a blocking reload): it is in
+        /// its loop's ``HeldRequests`` under this ticket until answered, expired, or its client goes.
+        case held(Exchange, HeldRequests.Ticket, channel: String)
         /// The response to a complete request is being written.
         case responding
         /// The connection is closing; everything inbound is ignored.
@@ -147,7 +152,11 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             state = .responding
             progress.phase = .responding
             let response = respond(to: exchange)
-            write(response, for: exchange, context: context)
+            if let hold = response.hold {
+                self.hold(exchange, hold, context: context)
+            } else {
+                write(response, for: exchange, context: context)
+            }
         case .uploading(let exchange, let writer):
             state = .finishingUpload(exchange)
             progress.phase = .responding
@@ -159,9 +168,45 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 state = .idle
                 progress.phase = .awaitingHead
             }
-        case .idle, .finishingUpload, .finishingUploadUnanswered, .responding, .closing:
+        case .idle, .finishingUpload, .finishingUploadUnanswered, .held, .responding, .closing:
             break
         }
+    }
+
+    // MARK: - Held requests
+
+    /// Holds `exchange` until a publish of its channel lets the responder answer it, or its
+    /// timeout passes (then `hold.timedOut`). Costs a table entry on this loop, no timer.
+    private func hold(_ exchange: Exchange, _ hold: OriginResponse.Hold, context: ChannelHandlerContext) {
+        let held = environment.held.on(context.eventLoop)
+        let ticket = held.add(
+            HeldRequests.Waiter(
+                channel: hold.channel, deadline: exchange.started + hold.timeout,
+                retry: { self.retryHeld(context: context) },
+                expire: { self.answerHeld(hold.timedOut, context: context) }))
+        state = .held(exchange, ticket, channel: hold.channel)
+    }
+
+    /// A publish of the held request's channel: answers it if the responder now can.
+    private func retryHeld(context: ChannelHandlerContext) -> Bool {
+        guard case .held(let exchange, _, _) = state else { return true }
+        let response = respond(to: exchange)
+        guard response.hold == nil else { return false }
+        answerHeld(response, context: context)
+        return true
+    }
+
+    /// Answers the held request (already out of ``HeldRequests``) with `response`.
+    private func answerHeld(_ response: OriginResponse, context: ChannelHandlerContext) {
+        guard case .held(let exchange, _, _) = state else { return }
+        state = .responding
+        write(response, for: exchange, context: context)
+    }
+
+    /// Takes a held request out of its loop's table (its connection is going).
+    private func releaseHeld(context: ChannelHandlerContext) {
+        guard case .held(_, let ticket, let channel) = state else { return }
+        environment.held.on(context.eventLoop).remove(ticket, channel: channel)
     }
 
     private func respond(to exchange: Exchange) -> OriginResponse {
@@ -247,7 +292,7 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 state = .closing
                 let response = Self.response(to: exchange, result)
                 finish(Self.accessEntry(exchange, response: response, bytes: 0), error: nil)
-            case .idle, .receiving, .discarding, .responding, .closing:
+            case .idle, .receiving, .discarding, .held, .responding, .closing:
                 break  // the connection closed meanwhile
             }
         }
@@ -565,7 +610,7 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func closeNow(context: ChannelHandlerContext) {
-        closing()
+        closing(context: context)
         lingerTimer?.cancel()
         lingerTimer = nil
         context.close(promise: nil)
@@ -573,7 +618,8 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The connection is going: an upload still receiving its body is aborted (a truncated
     /// upload is never published), one whose body has ended finishes unanswered.
-    private func closing() {
+    private func closing(context: ChannelHandlerContext) {
+        releaseHeld(context: context)
         switch state {
         case .uploading(_, let writer):
             state = .closing
@@ -582,13 +628,13 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             state = .finishingUploadUnanswered(exchange)
         case .finishingUploadUnanswered:
             break
-        case .idle, .receiving, .discarding, .responding, .closing:
+        case .idle, .receiving, .discarding, .held, .responding, .closing:
             state = .closing
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        closing()
+        closing(context: context)
         uploadPacingEnded(context: context)
         lingerTimer?.cancel()
         lingerTimer = nil
@@ -608,8 +654,8 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         switch state {
-        case .finishingUpload, .finishingUploadUnanswered, .responding, .closing:
-            break  // a slow reader of a long response is not idle; `.closing` is on its way
+        case .finishingUpload, .finishingUploadUnanswered, .held, .responding, .closing:
+            break  // a held request has its own deadline; a slow reader of a long response is not idle; `.closing` is on its way
         case .discarding(lingering: true):
             break  // the linger timer closes it
         case .idle, .receiving, .uploading, .discarding(lingering: false):

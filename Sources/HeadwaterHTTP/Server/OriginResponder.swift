@@ -1,3 +1,4 @@
+import HeadwaterHLS
 import HeadwaterLiveWindow
 import HeadwaterRuntime
 import Logging
@@ -68,9 +69,9 @@ struct OriginResponder {
         case .multivariantPlaylist(let channel):
             return sharedPlaylist(channel: channel, .multivariant, fields: fields)
         case .mediaPlaylist(let channel, let rendition):
-            return sharedPlaylist(channel: channel, .media(rendition: rendition), fields: fields)
+            return sharedPlaylist(channel: channel, .media(rendition: rendition), request: request)
         case .iFramePlaylist(let channel, let rendition):
-            return sharedPlaylist(channel: channel, .iFrames(rendition: rendition), fields: fields)
+            return sharedPlaylist(channel: channel, .iFrames(rendition: rendition), request: request)
         case .segment(let channel, let rendition, let name):
             return segment(channel: channel, rendition: rendition, name: name, fields: fields, quietly: quietly)
         case .sessionMultivariantPlaylist(let channel, let query):
@@ -129,6 +130,29 @@ struct OriginResponder {
         switch sharedPlaylist(channel: channel, which) {
         case .success(let (playlist, cachePolicy)): serve(playlist, cachePolicy: cachePolicy, fields: fields)
         case .failure(let refusal): refusal.response
+        }
+    }
+
+    /// A shared media or I-frame playlist, with the request's delivery directives: a blocking reload
+    /// (`_HLS_msn`, `_HLS_part`) is answered from the first version that contains what it asks for,
+    /// held until then (F7, F8), refused 400 when too far ahead (F10); past ENDLIST the directives
+    /// are ignored (F9). A version that answers a blocking request is cached 6 × TD (F19).
+    private func sharedPlaylist(channel: String, _ which: SharedPlaylist, request: OriginRequest) -> OriginResponse {
+        let directives = DeliveryDirectives.of(target: request.target)
+        guard let msn = directives.msn else { return sharedPlaylist(channel: channel, which, fields: request.fields) }
+        switch sharedPlaylist(channel: channel, which) {
+        case .success(let (playlist, _)):
+            let targetDuration = playlist.targetDuration ?? 1
+            switch playlist.edge?.answer(msn: msn, part: directives.part) ?? .now {
+            case .now:
+                return serve(playlist, cachePolicy: CachePolicy(.blockingPlaylist(targetDuration: targetDuration)), fields: request.fields)
+            case .wait:
+                return .held(channel: channel, targetDuration: targetDuration)
+            case .tooFarAhead(let reason):
+                return .refused(Refusal(.badRequest, reason), cachePolicy: CachePolicy(.error(targetDuration: targetDuration)))
+            }
+        case .failure(let refusal):
+            return refusal.response
         }
     }
 

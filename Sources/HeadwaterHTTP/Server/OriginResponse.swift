@@ -1,3 +1,4 @@
+import HeadwaterLiveWindow
 import NIOCore
 import NIOHTTP1
 
@@ -36,6 +37,30 @@ struct OriginResponse {
     /// decided with (a `304`, `412` or `416` made of it), or a write that failed (the client gone).
     /// `nil` for nearly every response, so most writes need no promise.
     var afterBodyWritten: (@Sendable () -> Void)?
+    /// Not an answer yet: the request waits for a later version of its channel (``Hold``); the
+    /// writer holds it (``HeldRequests``) and asks the responder again at each publish.
+    var hold: Hold?
+
+    /// What a held request waits for.
+    struct Hold {
+        /// The channel whose publishes may answer it.
+        var channel: String
+        /// How long it may wait: 3 target durations (F11), then 503.
+        var timeout: TimeAmount
+        /// The answer once the timeout has passed.
+        var timedOut: OriginResponse {
+            .refused(
+                Refusal(.unavailable, "the requested segment or part was not published within 3 target durations"),
+                cachePolicy: CachePolicy(.blockingError(targetDuration: Int(timeout.nanoseconds / 3_000_000_000))))
+        }
+    }
+
+    /// A request held for a later version of `channel` (a blocking reload).
+    static func held(channel: String, targetDuration: Int) -> OriginResponse {
+        var response = OriginResponse(status: .serviceUnavailable)
+        response.hold = Hold(channel: channel, timeout: .seconds(3 * Int64(max(1, targetDuration))))
+        return response
+    }
 
     init(
         status: HTTPResponseStatus,

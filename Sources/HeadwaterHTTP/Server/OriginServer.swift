@@ -47,6 +47,9 @@ public final class OriginServer: Service {
     /// Sessions, stitched playlists and "cue now" (`/ssai/…`, `/admin/…`); `nil` without ads.
     private let adInsertion: AdInsertion?
     /// Each listener's state, by ``Listener/rawValue``.
+    /// Requests waiting for a later version of their channel (blocking reloads), by event loop;
+    /// every publish of a channel retries those held for it.
+    let heldRequests = HeldRequestsByLoop()
     private let listening = Mutex([Listening.pending([]), Listening.pending([]), Listening.pending([])])
 
     /// The server's listeners.
@@ -81,6 +84,7 @@ public final class OriginServer: Service {
         self.adInsertion = adInsertion
         self.configuration = configuration
         self.content = content
+        content.observePublishes { [heldRequests] channel in heldRequests.channelPublished(channel) }
         self.ingest = ingest
         self.logger = logger
         self.statusAPI = StatusAPI(clock: clock, metrics: configuration.metrics)
@@ -282,7 +286,8 @@ public final class OriginServer: Service {
                 accessLogger: server.accessLogger,
                 metrics: configuration.metrics,
                 limits: configuration.limits,
-                deadlineCloses: configuration.metrics.deadlineCloses(ConnectionDeadlines.Expired.self)
+                deadlineCloses: configuration.metrics.deadlineCloses(ConnectionDeadlines.Expired.self),
+                held: server.heldRequests
             )
             environment.responder.symlinks = configuration.followSymlinks
             environment.responder.refusals = RefusalCounters(metrics: configuration.metrics)

@@ -91,6 +91,8 @@ public enum Route: Sendable, Hashable {
             if case .iFramePlaylist = self { try Self.validatePlaylistQuery(target.query) }
         case "ssai":
             self = Self.ssai(s, query: target.query)
+            if case .stitchedPlaylist = self { try Self.validatePlaylistQuery(target.query) }
+            if case .stitchedIFramePlaylist = self { try Self.validatePlaylistQuery(target.query) }
         case "keys" where s.count == 3 && s[2].hasSuffix(".key") && s[2].count > 4 && !s[1].isEmpty:
             self = .key(
                 channel: s[1], index: String(s[2].dropLast(4)), session: target.query.first("session"),
@@ -157,21 +159,10 @@ public enum Route: Sendable, Hashable {
         return String(file.dropLast(suffix.count))
     }
 
-    /// LL-HLS delivery directives (RFC 8216bis §6.2.5). Headwater does not block or send delta
-    /// updates yet (its playlists advertise neither), so well-formed directives are ignored and
-    /// the full playlist is served; malformed ones are a client bug worth a 400.
+    /// LL-HLS delivery directives (RFC 8216bis §6.2.5): a malformed one is a client bug worth a 400
+    /// (F10); well-formed ones are the responder's (``DeliveryDirectives``).
     private static func validatePlaylistQuery(_ query: RequestTarget.Query) throws(Refusal) {
-        let msn = query.first("_HLS_msn")
-        if let msn, UInt64(msn) == nil {
-            throw Refusal.badTarget("_HLS_msn must be a non-negative integer")
-        }
-        if let part = query.first("_HLS_part") {
-            guard UInt64(part) != nil else { throw Refusal.badTarget("_HLS_part must be a non-negative integer") }
-            guard msn != nil else { throw Refusal.badTarget("_HLS_part requires _HLS_msn") }
-        }
-        if let skip = query.first("_HLS_skip"), skip != "YES", skip != "v2" {
-            throw Refusal.badTarget("_HLS_skip must be YES or v2")
-        }
+        _ = try DeliveryDirectives(query)
     }
 
     /// The longest request-target the origin reads: 8 KiB, nginx's request-line limit

@@ -10,6 +10,7 @@ public final class ChannelRegistry: OriginContent {
     /// Each snapshot's ``ChannelSnapshot/stitching``, apart: read per stitched playlist request
     /// without copying the snapshot.
     private let stitchings: NIOLockedValueBox<[String: StitchingInput]>
+    private let observers = NIOLockedValueBox<[@Sendable (String) -> Void]>([])
 
     public init() {
         self.snapshots = NIOLockedValueBox([:])
@@ -40,6 +41,15 @@ public final class ChannelRegistry: OriginContent {
         snapshots.withLockedValue { $0[snapshot.name] = snapshot }
         stitchings.withLockedValue { $0[snapshot.name] = snapshot.stitching }
         publishes.add(1, ordering: .releasing)
+        notify(snapshot.name)
+    }
+
+    public func observePublishes(_ observer: @escaping @Sendable (String) -> Void) {
+        observers.withLockedValue { $0.append(observer) }
+    }
+
+    private func notify(_ channel: String) {
+        for observer in observers.withLockedValue({ $0 }) { observer(channel) }
     }
 
     public var publishCount: UInt64? { publishes.load(ordering: .acquiring) }
@@ -60,5 +70,6 @@ public final class ChannelRegistry: OriginContent {
         _ = stitchings.withLockedValue { $0.removeValue(forKey: channel) }
         _ = breaks.withLockedValue { $0.removeValue(forKey: channel) }
         publishes.add(1, ordering: .releasing)
+        notify(channel)
     }
 }

@@ -9,8 +9,13 @@ public protocol OriginContent: Sendable {
     /// derived from a snapshot knows it is still current without fetching it again; `nil` if the
     /// content does not count (readers then fetch every time).
     var publishCount: UInt64? { get }
+    /// Calls `observer` with a channel's name after each snapshot of it is published (or the channel
+    /// removed), on the publishing thread: how requests held for a later version learn of it.
+    func observePublishes(_ observer: @escaping @Sendable (String) -> Void)
 }
 
 extension OriginContent {
     public var publishCount: UInt64? { nil }
+    /// Content that never changes has nothing to tell.
+    public func observePublishes(_ observer: @escaping @Sendable (String) -> Void) {}
 }

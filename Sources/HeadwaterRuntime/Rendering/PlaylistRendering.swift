@@ -14,8 +14,10 @@ public enum PlaylistRendering {
     ) -> RenderedPlaylist {
         var playlist = playlist
         playlist.version = max(playlist.version ?? 0, 3, PlaylistValidator.requiredVersion(playlist).version)
-        return render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
+        var rendered = render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
             targetDuration: playlist.targetDuration)
+        rendered.edge = PlaylistEdge(playlist)
+        return rendered
     }
 
     /// Renders a multivariant playlist.

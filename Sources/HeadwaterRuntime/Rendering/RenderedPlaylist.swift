@@ -1,3 +1,4 @@
+public import HeadwaterHLS
 public import NIOCore
 
 /// One version of a playlist as it goes on the wire: the bytes, their gzip form, and the validators
@@ -17,6 +18,9 @@ public struct RenderedPlaylist: Sendable {
     public var lastModified: Int64
     /// The target duration the cache lifetime derives from; `nil` for a multivariant playlist.
     public var targetDuration: Int?
+    /// Where a media playlist ends in segments and parts, for blocking reloads (`nil` for a
+    /// multivariant playlist, or one that lists nothing).
+    public var edge: PlaylistEdge?
 
     public init(
         body: ByteBuffer, gzipBody: ByteBuffer, entityTag: String, gzipEntityTag: String, lastModified: Int64,

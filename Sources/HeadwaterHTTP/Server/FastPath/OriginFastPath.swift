@@ -586,7 +586,8 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             return false
         }
         var response = environment.responder.respond(to: request(target: uri), route: route)
-        guard !response.closeConnection else {
+        // A held request (blocking reload) waits on the full path, which can hold it.
+        guard !response.closeConnection, response.hold == nil else {
             response.discardBody()
             return false
         }

@@ -1,0 +1,147 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import Synchronization
+
+/// Requests waiting for a later version of their channel — a blocking playlist reload (`_HLS_msn`,
+/// `_HLS_part`; HLS-RULES F7, F8) — on one event loop.
+///
+/// A held request is a table entry, not a thread or a timer: its handler's two callbacks and a
+/// deadline. Each publish of a channel retries that channel's requests on this loop
+/// (``published(_:)``): the responder decides again against the new snapshot, and every request the
+/// new version satisfies is answered from the one rendering of that version. One sweep a tenth of a
+/// second answers those past their deadline (503 after 3 target durations, F11), never early. A
+/// client that goes away is removed at once (``remove(_:)``).
+///
+/// Loop-bound state; the publish hook crosses threads only through ``waiting``'s count and an
+/// `execute` onto the loop.
+final class HeldRequests: Sendable {
+    /// One held request: `retry` answers it if it can (returning whether it did), `expire` answers
+    /// it past its deadline.
+    struct Waiter {
+        var channel: String
+        var deadline: NIODeadline
+        var retry: () -> Bool
+        var expire: () -> Void
+    }
+
+    /// A held request's number, to remove it.
+    struct Ticket: Hashable {
+        fileprivate let id: UInt64
+    }
+
+    private final class State {
+        var next: UInt64 = 0
+        /// By channel, then ticket: a publish touches only its channel's requests.
+        var waiters: [String: [UInt64: Waiter]] = [:]
+        var sweep: RepeatedTask?
+    }
+
+    let eventLoop: any EventLoop
+    private let state: NIOLoopBound<State>
+    /// How many requests are held (read from publishing threads, to skip loops holding nothing).
+    private let count = Atomic<Int>(0)
+
+    /// How often deadlines are checked.
+    static let sweepInterval: TimeAmount = .milliseconds(100)
+
+    init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+        self.state = NIOLoopBound(State(), eventLoop: eventLoop)
+    }
+
+    var heldCount: Int { count.load(ordering: .relaxed) }
+
+    /// Holds a request until `waiter.retry` answers it or its deadline passes. On the loop.
+    func add(_ waiter: Waiter) -> Ticket {
+        let state = state.value
+        state.next += 1
+        state.waiters[waiter.channel, default: [:]][state.next] = waiter
+        count.add(1, ordering: .relaxed)
+        if state.sweep == nil {
+            state.sweep = eventLoop.scheduleRepeatedTask(initialDelay: Self.sweepInterval, delay: Self.sweepInterval) {
+                [self] _ in sweep()
+            }
+        }
+        return Ticket(id: state.next)
+    }
+
+    /// Forgets a held request (its client went away, or it was answered otherwise). On the loop.
+    func remove(_ ticket: Ticket, channel: String) {
+        let state = state.value
+        guard state.waiters[channel]?.removeValue(forKey: ticket.id) != nil else { return }
+        if state.waiters[channel]!.isEmpty { state.waiters[channel] = nil }
+        count.subtract(1, ordering: .relaxed)
+        stopSweepIfIdle()
+    }
+
+    /// `channel` published a version: from any thread. Retries its requests on the loop.
+    func channelPublished(_ channel: String) {
+        guard count.load(ordering: .relaxed) > 0 else { return }
+        eventLoop.execute { [self] in published(channel) }
+    }
+
+    /// Retries every request held for `channel`; those answered are removed. On the loop.
+    func published(_ channel: String) {
+        let state = state.value
+        guard let held = state.waiters[channel] else { return }
+        var answered = 0
+        for (id, waiter) in held where waiter.retry() {
+            state.waiters[channel]?[id] = nil
+            answered += 1
+        }
+        if state.waiters[channel]?.isEmpty == true { state.waiters[channel] = nil }
+        if answered > 0 {
+            count.subtract(answered, ordering: .relaxed)
+            stopSweepIfIdle()
+        }
+    }
+
+    private func sweep() {
+        let state = state.value
+        let now = NIODeadline.now()
+        var expired: [Waiter] = []
+        for (channel, held) in state.waiters {
+            for (id, waiter) in held where waiter.deadline <= now {
+                state.waiters[channel]?[id] = nil
+                expired.append(waiter)
+            }
+            if state.waiters[channel]?.isEmpty == true { state.waiters[channel] = nil }
+        }
+        guard !expired.isEmpty else { return }
+        count.subtract(expired.count, ordering: .relaxed)
+        for waiter in expired { waiter.expire() }
+        stopSweepIfIdle()
+    }
+
+    private func stopSweepIfIdle() {
+        let state = state.value
+        guard state.waiters.isEmpty, let sweep = state.sweep else { return }
+        sweep.cancel()
+        state.sweep = nil
+    }
+}
+
+/// The ``HeldRequests`` of every event loop of a server, made on first use.
+final class HeldRequestsByLoop: Sendable {
+    private let loops = NIOLockedValueBox<[ObjectIdentifier: HeldRequests]>([:])
+
+    init() {}
+
+    /// `loop`'s held requests (once per connection).
+    func on(_ loop: any EventLoop) -> HeldRequests {
+        loops.withLockedValue { loops in
+            if let held = loops[ObjectIdentifier(loop)] { return held }
+            let held = HeldRequests(eventLoop: loop)
+            loops[ObjectIdentifier(loop)] = held
+            return held
+        }
+    }
+
+    /// A channel published a version: every loop holding requests retries them.
+    func channelPublished(_ channel: String) {
+        for held in loops.withLockedValue({ Array($0.values) }) { held.channelPublished(channel) }
+    }
+
+    /// Requests held on all loops (tests, the bench's memory figure).
+    var heldCount: Int { loops.withLockedValue { $0.values.reduce(0) { $0 + $1.heldCount } } }
+}
