@@ -135,7 +135,7 @@ extension HeadwaterConfiguration {
     /// cannot be read or parsed is not this check's problem; loading the package reports it.
     static func encryptionConflict(for source: Channel.Source) -> String? {
         switch source {
-        case .loop(let package):
+        case .loop(let package, _):
             guard let (file, method) = firstEncryptedPlaylist(inPackage: package) else { return nil }
             return "the loop package \(package) is already encrypted (EXT-X-KEY METHOD=\(method) in \(file)); remove the encryption block or use a clear package"
         case .pull(let pull) where pull.mode == .reference:

@@ -129,8 +129,13 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
     /// A live channel.
     public struct Channel: Sendable, Hashable {
         public enum Source: Sendable, Hashable {
-            /// `source.type: loop`: a VOD HLS package played as a live channel forever.
-            case loop(package: String)
+            /// `source.type: loop`: a VOD HLS package played as a live channel forever; its segments
+            /// published in low-latency parts of about `partTarget` µs (`source.part_target`, default
+            /// 0.4 s), or whole (`part_target: off`, `nil`).
+            case loop(package: String, partTarget: Int64? = Source.defaultPartTarget)
+
+            /// A loop channel's part target unless configured: 0.4 s, ten frames at 25 fps, twelve at 30.
+            public static let defaultPartTarget: Int64 = 400_000
             /// `source.type: push`: an encoder uploads segments and playlists to `/ingest/{channel}/…`.
             case push(PushSource)
             /// `source.type: directory`: a local packager writes segments and playlists into a directory.
@@ -510,7 +515,7 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
 
     /// The keys each source type takes besides `type`.
     private static let sourceKeys: [String: Set<String>] = [
-        "loop": ["package"],
+        "loop": ["package", "part_target"],
         "push": ["token_env", "target_duration", "max_upload_bytes"],
         "directory": ["path", "target_duration", "poll_interval_ms"],
         "pull": ["url", "mode", "target_duration", "timeout_ms"],
@@ -546,7 +551,17 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         switch type {
         case "loop":
             guard let package = required("package", "the VOD multivariant playlist to loop") else { return nil }
-            return .loop(package: resolve(package.text, against: baseDirectory))
+            var partTarget: Int64? = Channel.Source.defaultPartTarget
+            if let entry = entries.first(where: { $0.key == "part_target" }), let text = reader.string(entry.value, "\(path).part_target") {
+                if text == "off" {
+                    partTarget = nil
+                } else if let seconds = Double(text), seconds >= 0.1, seconds <= 2 {
+                    partTarget = Int64((seconds * 1_000_000).rounded())
+                } else {
+                    reader.fail(entry.value, "\(path).part_target", "expected seconds from 0.1 to 2 (e.g. 0.4), or off")
+                }
+            }
+            return .loop(package: resolve(package.text, against: baseDirectory), partTarget: partTarget)
         case "push":
             return .push(parsePushSource(entries, path: path, reader: &reader))
         case "directory":

@@ -29,7 +29,7 @@ struct ElementaryStreamState {
         self.kind = kind
     }
 
-    var isVideo: Bool { kind == .h264 || kind == .hevc }
+    var isVideo: Bool { kind.isVideo }
 
     var audioSyntax: AudioSyntax? {
         if case .audio(let syntax) = kind { return syntax }

@@ -133,7 +133,7 @@ extension IFrameIndex {
     /// the probe found no video.
     public init?(transportStream bytes: [UInt8], probe: SegmentProbe) {
         guard let video = probe.video, let firstPTS = probe.firstPTS,
-            let pid = probe.streams.first(where: { Self.isVideo($0.streamType) })?.pid
+            let pid = probe.videoPID
         else { return nil }
         let packets = TransportStreamProbe.packetOffsets(bytes)
         let keyFrames = Self.keyFrames(bytes, packets, pid: pid, format: video.format)
@@ -160,13 +160,6 @@ extension IFrameIndex {
             firstPTS: firstPTS, durationMicroseconds: probe.durationMicroseconds)
     }
 
-    private static func isVideo(_ streamType: UInt8) -> Bool {
-        switch StreamKind(streamType: streamType, descriptors: []) {
-        case .h264, .hevc: return true
-        case .audio, .other: return false
-        }
-    }
-
     /// A key frame's PES packet, found in the segment.
     private struct KeyFramePES {
         var range: Range<Int>
@@ -182,45 +175,14 @@ extension IFrameIndex {
         _ bytes: [UInt8], _ packets: [Int], pid: UInt16, format: VideoFormat
     ) -> [KeyFramePES] {
         var found: [KeyFramePES] = []
-        var pes: [UInt8] = []
-        var start: Int?
-        var end = 0
-        var randomAccess = false
-        var scrambled = false
-
-        func finish() {
-            guard let first = start, !scrambled, let header = PESHeader(pes), let pts = header.pts,
-                let kind = KeyFrameKind(accessUnit: pes, range: header.payload, format: format)
+        PESPacket.forEach(in: bytes, packets: packets, pid: pid) { pes in
+            guard !pes.scrambled, let header = PESHeader(pes.bytes), let pts = header.pts,
+                let kind = KeyFrameKind(accessUnit: pes.bytes, range: header.payload, format: format)
             else { return }
-            found.append(KeyFramePES(range: first..<end, pts: pts, kind: kind, randomAccessIndicator: randomAccess))
+            found.append(
+                KeyFramePES(range: pes.range, pts: pts, kind: kind, randomAccessIndicator: pes.randomAccessIndicator))
         }
-
-        for offset in packets {
-            guard let packet = TransportPacket(bytes, at: offset), packet.pid == pid else { continue }
-            if packet.unitStart {
-                finish()
-                start = offset
-                pes.removeAll(keepingCapacity: true)
-                randomAccess = randomAccessIndicator(bytes, at: offset)
-                scrambled = false
-            }
-            guard start != nil else { continue }
-            end = offset + TransportStreamProbe.packetSize
-            if packet.scrambled {
-                scrambled = true
-            } else if let payload = packet.payload {
-                pes += bytes[payload]
-            }
-        }
-        finish()
         return found
-    }
-
-    /// `random_access_indicator` of the packet at `offset` (ISO/IEC 13818-1 §2.4.3.5), when it has
-    /// an adaptation field with flags.
-    private static func randomAccessIndicator(_ bytes: [UInt8], at offset: Int) -> Bool {
-        let adaptationFieldControl = (bytes[offset + 3] >> 4) & 3
-        return adaptationFieldControl & 2 != 0 && bytes[offset + 4] > 0 && bytes[offset + 5] & 0x40 != 0
     }
 
     /// The end of the packet that completes the PMT of the first program of the first valid PAT,

@@ -92,6 +92,9 @@ enum StreamKind: Hashable, Sendable {
         }
     }
 
+    /// H.264 or H.265: a stream of access units with key frames.
+    var isVideo: Bool { self == .h264 || self == .hevc }
+
     /// DVB AC-3 (0x6A) or enhanced AC-3 (0x7A) descriptors, or an `AC-3`/`EAC3` registration descriptor.
     private static func isDolbyAudio(_ descriptors: ArraySlice<UInt8>) -> Bool {
         var offset = descriptors.startIndex

@@ -46,6 +46,19 @@ public struct SegmentProbe: Sendable, Hashable {
     }
 }
 
+extension SegmentProbe {
+    /// The PID of the first video stream: the one ``video`` describes.
+    var videoPID: UInt16? {
+        streams.first { StreamKind(streamType: $0.streamType, descriptors: []).isVideo }?.pid
+    }
+
+    /// The PID of the first audio stream, the one ``audio`` describes: the first stream with a codec
+    /// that is not video (a Dolby stream of type 0x06 is known by its codec, not its type).
+    var audioPID: UInt16? {
+        streams.first { $0.codec != nil && !StreamKind(streamType: $0.streamType, descriptors: []).isVideo }?.pid
+    }
+}
+
 /// One elementary stream listed in a program map table.
 public struct ElementaryStream: Sendable, Hashable {
     public var pid: UInt16

@@ -91,9 +91,11 @@ enum ConfigurationLoading {
         if let problem = configuration.server.publicDirectoryProblem(file: file) { problems.append(problem) }
         for channel in configuration.channels {
             switch channel.source {
-            case .loop(let package):
+            case .loop(let package, let partTarget):
                 do {
-                    packages[channel.name] = try LoopPackage.load(multivariantPath: package)
+                    var loaded = try LoopPackage.load(multivariantPath: package)
+                    if let partTarget { loaded = try loaded.cuttingParts(every: partTarget) }
+                    packages[channel.name] = loaded
                 } catch {
                     problems.append(.init(file: file, line: nil, keyPath: "channels.\(channel.name).source.package", message: error.description))
                 }

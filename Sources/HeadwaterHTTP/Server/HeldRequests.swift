@@ -1,3 +1,4 @@
+import HeadwaterRuntime
 import NIOConcurrencyHelpers
 import NIOCore
 import Synchronization
@@ -37,6 +38,7 @@ final class HeldRequests: Sendable {
     }
 
     let eventLoop: any EventLoop
+    private let metrics: OriginMetrics?
     private let state: NIOLoopBound<State>
     /// How many requests are held (read from publishing threads, to skip loops holding nothing).
     private let count = Atomic<Int>(0)
@@ -44,8 +46,9 @@ final class HeldRequests: Sendable {
     /// How often deadlines are checked.
     static let sweepInterval: TimeAmount = .milliseconds(100)
 
-    init(eventLoop: any EventLoop) {
+    init(eventLoop: any EventLoop, metrics: OriginMetrics?) {
         self.eventLoop = eventLoop
+        self.metrics = metrics
         self.state = NIOLoopBound(State(), eventLoop: eventLoop)
     }
 
@@ -57,6 +60,7 @@ final class HeldRequests: Sendable {
         state.next += 1
         state.waiters[waiter.channel, default: [:]][state.next] = waiter
         count.add(1, ordering: .relaxed)
+        metrics?.heldRequestsChanged(by: 1)
         if state.sweep == nil {
             state.sweep = eventLoop.scheduleRepeatedTask(initialDelay: Self.sweepInterval, delay: Self.sweepInterval) {
                 [self] _ in sweep()
@@ -71,6 +75,7 @@ final class HeldRequests: Sendable {
         guard state.waiters[channel]?.removeValue(forKey: ticket.id) != nil else { return }
         if state.waiters[channel]!.isEmpty { state.waiters[channel] = nil }
         count.subtract(1, ordering: .relaxed)
+        metrics?.heldRequestsChanged(by: -1)
         stopSweepIfIdle()
     }
 
@@ -92,6 +97,7 @@ final class HeldRequests: Sendable {
         if state.waiters[channel]?.isEmpty == true { state.waiters[channel] = nil }
         if answered > 0 {
             count.subtract(answered, ordering: .relaxed)
+            metrics?.heldRequestsChanged(by: -answered)
             stopSweepIfIdle()
         }
     }
@@ -109,6 +115,7 @@ final class HeldRequests: Sendable {
         }
         guard !expired.isEmpty else { return }
         count.subtract(expired.count, ordering: .relaxed)
+        metrics?.heldRequestsChanged(by: -expired.count)
         for waiter in expired { waiter.expire() }
         stopSweepIfIdle()
     }
@@ -124,14 +131,16 @@ final class HeldRequests: Sendable {
 /// The ``HeldRequests`` of every event loop of a server, made on first use.
 final class HeldRequestsByLoop: Sendable {
     private let loops = NIOLockedValueBox<[ObjectIdentifier: HeldRequests]>([:])
+    /// Where the held requests are counted (`headwater_held_requests`).
+    private let metrics: OriginMetrics?
 
-    init() {}
+    init(metrics: OriginMetrics? = nil) { self.metrics = metrics }
 
     /// `loop`'s held requests (once per connection).
     func on(_ loop: any EventLoop) -> HeldRequests {
         loops.withLockedValue { loops in
             if let held = loops[ObjectIdentifier(loop)] { return held }
-            let held = HeldRequests(eventLoop: loop)
+            let held = HeldRequests(eventLoop: loop, metrics: metrics)
             loops[ObjectIdentifier(loop)] = held
             return held
         }

@@ -15,11 +15,23 @@ extension OriginResponder {
     }
 
     func stitchedPlaylist(
-        channel: String, rendition: String, session: String?, iFrames: Bool = false, fields: OriginRequest.Fields
+        channel: String, rendition: String, session: String?, iFrames: Bool = false, target: String = "",
+        fields: OriginRequest.Fields
     ) -> OriginResponse {
         guard let adInsertion else { return adsDisabled() }
+        let directives = DeliveryDirectives.of(target: target)
         let result = adInsertion.stitchedPlaylist(
-            channel: channel, rendition: rendition, token: session, iFrames: iFrames, now: clock.now() / 1000)
+            channel: channel, rendition: rendition, token: session, iFrames: iFrames, deltaUpdate: directives.skip != nil,
+            now: clock.now() / 1000)
+        // A blocking reload (F7, F8, F10) measured against this session's stitched playlist.
+        if let msn = directives.msn, case .success(let playlist) = result, let edge = playlist.edge {
+            switch edge.answer(msn: msn, part: directives.part) {
+            case .now: break
+            case .wait: return .held(channel: channel, targetDuration: playlist.targetDuration ?? 1)
+            case .tooFarAhead(let reason):
+                return .refused(Refusal(.badRequest, reason), cachePolicy: CachePolicy(.personalizedPlaylist))
+            }
+        }
         metrics.stitchedPlaylist(outcome: Self.outcome(result))
         return personalized(result, fields: fields)
     }

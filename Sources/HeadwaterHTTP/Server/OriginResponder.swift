@@ -77,7 +77,8 @@ struct OriginResponder {
         case .sessionMultivariantPlaylist(let channel, let query):
             return sessionPlaylist(channel: channel, query: query, request: request)
         case .stitchedPlaylist(let channel, let rendition, let session):
-            return stitchedPlaylist(channel: channel, rendition: rendition, session: session, fields: fields)
+            return stitchedPlaylist(
+                channel: channel, rendition: rendition, session: session, target: request.target, fields: fields)
         case .stitchedIFramePlaylist(let channel, let rendition, let session):
             return stitchedPlaylist(
                 channel: channel, rendition: rendition, session: session, iFrames: true, fields: fields)
@@ -139,13 +140,18 @@ struct OriginResponder {
     /// are ignored (F9). A version that answers a blocking request is cached 6 × TD (F19).
     private func sharedPlaylist(channel: String, _ which: SharedPlaylist, request: OriginRequest) -> OriginResponse {
         let directives = DeliveryDirectives.of(target: request.target)
-        guard let msn = directives.msn else { return sharedPlaylist(channel: channel, which, fields: request.fields) }
+        if directives.isEmpty { return sharedPlaylist(channel: channel, which, fields: request.fields) }
         switch sharedPlaylist(channel: channel, which) {
-        case .success(let (playlist, _)):
+        case .success(let (playlist, cachePolicy)):
             let targetDuration = playlist.targetDuration ?? 1
+            guard let msn = directives.msn else {
+                return serve(Self.delta(of: playlist, directives.skip), cachePolicy: cachePolicy, fields: request.fields)
+            }
             switch playlist.edge?.answer(msn: msn, part: directives.part) ?? .now {
             case .now:
-                return serve(playlist, cachePolicy: CachePolicy(.blockingPlaylist(targetDuration: targetDuration)), fields: request.fields)
+                return serve(
+                    Self.delta(of: playlist, directives.skip),
+                    cachePolicy: CachePolicy(.blockingPlaylist(targetDuration: targetDuration)), fields: request.fields)
             case .wait:
                 return .held(channel: channel, targetDuration: targetDuration)
             case .tooFarAhead(let reason):
@@ -199,6 +205,16 @@ struct OriginResponder {
         }
         let targetDuration = playlist.targetDuration ?? snapshot.targetDuration
         return .success((playlist, CachePolicy(.mediaPlaylist(targetDuration: targetDuration))))
+    }
+
+    /// The delta update `skip` asks for (F14, F15), or the full playlist when there is none (no
+    /// CAN-SKIP-UNTIL, or ENDLIST: the directive is then ignored).
+    static func delta(of playlist: RenderedPlaylist, _ skip: DeliveryDirectives.Skip?) -> RenderedPlaylist {
+        guard let skip, let deltas = playlist.deltas else { return playlist }
+        switch skip {
+        case .segments: return deltas.segments
+        case .segmentsAndDateRanges: return deltas.segmentsAndDateRanges ?? deltas.segments
+        }
     }
 
     /// One version of a playlist: gzip when accepted (HLS-RULES G3), each representation with its

@@ -49,7 +49,7 @@ public final class OriginServer: Service {
     /// Each listener's state, by ``Listener/rawValue``.
     /// Requests waiting for a later version of their channel (blocking reloads), by event loop;
     /// every publish of a channel retries those held for it.
-    let heldRequests = HeldRequestsByLoop()
+    let heldRequests: HeldRequestsByLoop
     private let listening = Mutex([Listening.pending([]), Listening.pending([]), Listening.pending([])])
 
     /// The server's listeners.
@@ -84,6 +84,7 @@ public final class OriginServer: Service {
         self.adInsertion = adInsertion
         self.configuration = configuration
         self.content = content
+        self.heldRequests = HeldRequestsByLoop(metrics: configuration.metrics)
         content.observePublishes { [heldRequests] channel in heldRequests.channelPublished(channel) }
         self.ingest = ingest
         self.logger = logger

@@ -40,7 +40,15 @@ final class PreparedStitch: Sendable {
     let onServe: (@Sendable (StitchedSession) -> Void)?
 
     /// `nil` only if zlib fails.
-    init?(_ template: StitchedPlaylistTemplate, targetDuration: Int, onServe: (@Sendable (StitchedSession) -> Void)?) {
+    /// Where the stitched playlist ends in segments and parts (blocking reload; that of the full
+    /// playlist for a delta update, which lists the same tail).
+    let edge: PlaylistEdge?
+
+    init?(
+        _ template: StitchedPlaylistTemplate, targetDuration: Int, edge: PlaylistEdge? = nil,
+        onServe: (@Sendable (StitchedSession) -> Void)?
+    ) {
+        self.edge = edge
         var parts: [Part] = []
         var personal: [StitchedPlaylistTemplate.Piece] = []
         let pieces = template.pieces

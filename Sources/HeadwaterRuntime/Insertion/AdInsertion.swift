@@ -28,6 +28,11 @@ public final class AdInsertion: Sendable {
 
         private let body: Body
         public var targetDuration: Int?
+        /// Where it ends in segments and parts, for a blocking reload (`nil`: answer at once).
+        public var edge: PlaylistEdge? {
+            if case .stitched(let prepared, _) = body { return prepared.edge }
+            return nil
+        }
         /// What serving this playlist's body to its session makes due (the ``StitchObserver``'s
         /// action for it), for whoever writes the response to perform once the body is written;
         /// `nil` when nothing is (a session's multivariant playlist, no observer, nothing to track).
@@ -230,7 +235,7 @@ public final class AdInsertion: Sendable {
     /// same stitched playlist: ad key frames during breaks, the same numbering and discontinuities;
     /// serving it fires no tracking.
     public func stitchedPlaylist(
-        channel: String, rendition: String, token: String?, iFrames: Bool = false, now: Int64
+        channel: String, rendition: String, token: String?, iFrames: Bool = false, deltaUpdate: Bool = false, now: Int64
     ) -> Result<Playlist, Refusal> {
         guard let token, !token.isEmpty else {
             return .failure(Refusal(.badRequest, "missing session: start one at /ssai/\(channel)/master.m3u8"))
@@ -290,14 +295,16 @@ public final class AdInsertion: Sendable {
                 return pod
             }
             if remember { sessions.store(entry, for: token) }
-            let key = StitchCache.Key(rendition: iFrames ? IFramePlaylist.uri(forRendition: rendition) : rendition, decisions: decisions)
+            let name = iFrames ? IFramePlaylist.uri(forRendition: rendition) : deltaUpdate ? rendition + "?_HLS_skip" : rendition
+            let key = StitchCache.Key(rendition: name, decisions: decisions)
             let context = StitchCache.Context(owner: ObjectIdentifier(self), options: options)
             if let cached = stitching.cache.prepared(key, context: context) {
                 prepared = cached
             } else {
                 let made = try prepare(
                     window.content, rendition: rendition, log: log, decisions: decisions, options: options,
-                    iFrames: iFrames ? registry.snapshot(of: channel)?.segments[rendition] ?? [:] : nil)
+                    iFrames: iFrames ? registry.snapshot(of: channel)?.segments[rendition] ?? [:] : nil,
+                    deltaUpdate: deltaUpdate, renditions: stitching.cache.renditions.keys.sorted())
                 guard case .prepared(let built) = made else {
                     if case .noIFrames = made {
                         return .failure(Refusal(.notFound, "rendition \"\(rendition)\" of \"\(channel)\" has no I-frame playlist"))
@@ -331,7 +338,7 @@ public final class AdInsertion: Sendable {
     /// that stitched playlist instead, with no tracking.
     private func prepare(
         _ content: MediaPlaylist, rendition: String, log: BreakLog, decisions: WindowDecisions, options: StitchOptions,
-        iFrames contentFiles: [String: SegmentFile]?
+        iFrames contentFiles: [String: SegmentFile]?, deltaUpdate: Bool = false, renditions: [String] = []
     ) throws(StitchingError) -> Prepared {
         var stitched = try Stitcher.render(
             content: content, rendition: rendition, breaks: log, decisions: decisions, sessionID: placeholder,
@@ -352,9 +359,13 @@ public final class AdInsertion: Sendable {
             let template = StitchedPlaylistTemplate(iFrames, placeholder: placeholder)
             return PreparedStitch(template, targetDuration: content.targetDuration, onServe: nil).map(Prepared.prepared) ?? .failed
         }
+        let onServe = onStitched?(stitched)
+        stitched = lowLatency(stitched, rendition: rendition, renditions: renditions)
+        let edge = PlaylistEdge(stitched)
+        if deltaUpdate, let delta = PlaylistDeltaUpdate.make(stitched, kind: .segments) { stitched = delta }
         let template = StitchedPlaylistTemplate(
             withSessionKeys(stitched), placeholder: placeholder, tokenPlaceholder: tokenPlaceholder)
-        return PreparedStitch(template, targetDuration: content.targetDuration, onServe: onStitched?(stitched))
+        return PreparedStitch(template, targetDuration: content.targetDuration, edge: edge, onServe: onServe)
             .map(Prepared.prepared) ?? .failed
     }
 
@@ -411,6 +422,30 @@ public final class AdInsertion: Sendable {
                 key.attributes["URI"] = .quoted(Self.withSession(uri, tokenPlaceholder))
                 return key
             }
+        }
+        return playlist
+    }
+
+    /// A stitched playlist of a low-latency channel as a session gets it: one rendition report for
+    /// every other rendition (F6), under its stitched URI with this session's token, at this
+    /// playlist's own edge — the renditions of a session are stitched alike (same media sequence
+    /// numbers, parts cut on one clock), so that is theirs within a part; and no
+    /// CAN-SKIP-DATERANGES, since a stitched playlist's date ranges are its breaks' and a `v2`
+    /// delta that left them out would need when each appeared (a `v2` request gets a `YES` delta).
+    func lowLatency(_ playlist: MediaPlaylist, rendition: String, renditions: [String]) -> MediaPlaylist {
+        guard playlist.partInformation != nil || playlist.serverControl != nil else { return playlist }
+        var playlist = playlist
+        playlist.serverControl?.attributes["CAN-SKIP-DATERANGES"] = nil
+        guard playlist.partInformation != nil, let edge = PlaylistEdge(playlist) else { return playlist }
+        let lastMSN = edge.openParts > 0 ? edge.lastSegment + 1 : edge.lastSegment
+        let lastPart = edge.openParts > 0 ? edge.openParts - 1 : edge.lastSegmentParts - 1
+        playlist.renditionReports = renditions.filter { $0 != rendition }.map { other in
+            var attributes: AttributeList = [
+                Attribute("URI", .quoted(Self.withSession("\(other).m3u8", tokenPlaceholder))),
+                Attribute("LAST-MSN", .integer(lastMSN)),
+            ]
+            if lastPart >= 0 { attributes["LAST-PART"] = .integer(lastPart) }
+            return RenditionReport(attributes: attributes)
         }
         return playlist
     }

@@ -10,10 +10,7 @@ extension OriginMetrics {
 
     /// The build's version and toolchain: `headwater_build_info{version,swift_version,os,arch} 1`,
     /// to join on (`* on(instance) group_left(version) headwater_build_info`) and to see a rollout.
-    /// `headwater_held_requests`: requests held open waiting for a playlist update (low-latency
-    /// HLS blocking reload, `_HLS_msn`); there are none yet, so it stays 0 until that exists, and
-    /// dashboards and alerts can use it already.
-    func registerBuildAndHeldRequests() {
+    func registerBuildInfo() {
         registry.makeGauge(
             descriptor: Self.descriptor(
                 "headwater_build_info", help: "Always 1; the labels say which Headwater build is running."),
@@ -22,11 +19,12 @@ extension OriginMetrics {
                 ("os", Self.operatingSystem), ("arch", Self.architecture),
             ]
         ).set(to: 1)
-        _ = registry.makeGauge(
-            descriptor: Self.descriptor(
-                "headwater_held_requests",
-                help: "Requests held open until a playlist update (low-latency HLS blocking reload); always 0 in this version."),
-            labels: [])
+    }
+
+    /// Requests held until a later playlist version (blocking reload) changed by `delta`:
+    /// `headwater_held_requests`.
+    public func heldRequestsChanged(by delta: Int) {
+        heldRequests.increment(by: Double(delta))
     }
 
     /// The version of the compiler that built this binary, to the minor version.

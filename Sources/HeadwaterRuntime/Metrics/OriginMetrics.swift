@@ -96,6 +96,8 @@ public final class OriginMetrics: Sendable {
     }
     /// `headwater_http_open_connections`: accepted minus closed (``connectionOpened()``).
     let openConnections: Prometheus.Gauge
+    /// `headwater_held_requests`: requests waiting for a later playlist version (blocking reload).
+    let heldRequests: Prometheus.Gauge
     /// The `process_*` series, `nil` where there is no `/proc`.
     private let process: ProcessMetrics?
 
@@ -118,12 +120,17 @@ public final class OriginMetrics: Sendable {
                 "headwater_http_open_connections",
                 help: "Client connections open now (accepted and not yet closed), whichever path serves them."),
             labels: [])
+        self.heldRequests = registry.makeGauge(
+            descriptor: Self.descriptor(
+                "headwater_held_requests",
+                help: "Requests held open until a later playlist version (low-latency HLS blocking reload, _HLS_msn)."),
+            labels: [])
         self.process = ProcessMetrics(registry: registry)
         for result in ConfigReloadResult.allCases { _ = configReloads(result) }
         for kind in PlaylistKind.allCases { _ = playlistRenders(kind) }
         for outcome in StitchedPlaylistOutcome.allCases { _ = stitchedPlaylists(outcome.rawValue) }
         _ = ingestRejections(channel: "")
-        registerBuildAndHeldRequests()
+        registerBuildInfo()
     }
 
     /// Binds swift-metrics (`MetricsSystem`) to the ``shared`` registry, so metrics that libraries

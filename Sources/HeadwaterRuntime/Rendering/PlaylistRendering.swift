@@ -17,7 +17,26 @@ public enum PlaylistRendering {
         var rendered = render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
             targetDuration: playlist.targetDuration)
         rendered.edge = PlaylistEdge(playlist)
+        rendered.deltas = deltas(of: playlist, tag: tag, version: version, publishedAt: publishedAt)
         return rendered
+    }
+
+    /// The delta updates of `playlist` (F14, F15), when it advertises CAN-SKIP-UNTIL: rendered with the
+    /// full playlist, once per version. Its date ranges are all taken as recent and none as removed:
+    /// exact for playlists without date ranges (the loop channel's shared ones), safe for others (a
+    /// range sent again is redundant; one left out would be lost).
+    static func deltas(of playlist: MediaPlaylist, tag: String, version: UInt64, publishedAt: Int64) -> DeltaUpdates? {
+        func rendered(_ kind: PlaylistDeltaUpdate.Kind, _ suffix: String) -> RenderedPlaylist? {
+            PlaylistDeltaUpdate.make(playlist, kind: kind).map { delta in
+                var delta = delta
+                delta.version = max(delta.version ?? 0, 3)
+                return render(PlaylistSerializer.serialize(delta), tag: "\(tag)-\(suffix)", version: version,
+                    publishedAt: publishedAt, targetDuration: playlist.targetDuration)
+            }
+        }
+        guard let segments = rendered(.segments, "skip") else { return nil }
+        let withDateRanges = playlist.serverControl?.canSkipDateRanges == true ? rendered(.segmentsAndDateRanges, "skip2") : nil
+        return DeltaUpdates(segments: segments, segmentsAndDateRanges: withDateRanges)
     }
 
     /// Renders a multivariant playlist.

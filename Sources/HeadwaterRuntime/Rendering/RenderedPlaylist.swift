@@ -21,6 +21,9 @@ public struct RenderedPlaylist: Sendable {
     /// Where a media playlist ends in segments and parts, for blocking reloads (`nil` for a
     /// multivariant playlist, or one that lists nothing).
     public var edge: PlaylistEdge?
+    /// The Playlist Delta Updates of this version (`_HLS_skip`, F14/F15), rendered with it; `nil`
+    /// when the playlist offers none (no CAN-SKIP-UNTIL).
+    public var deltas: DeltaUpdates?
 
     public init(
         body: ByteBuffer, gzipBody: ByteBuffer, entityTag: String, gzipEntityTag: String, lastModified: Int64,
@@ -32,5 +35,19 @@ public struct RenderedPlaylist: Sendable {
         self.gzipEntityTag = gzipEntityTag
         self.lastModified = lastModified
         self.targetDuration = targetDuration
+    }
+}
+
+/// The delta updates of one playlist version: `_HLS_skip=YES`, and `_HLS_skip=v2` when the playlist
+/// skips date ranges too (CAN-SKIP-DATERANGES=YES); else `v2` is answered like `YES` (F15 leaves it
+/// unspecified, and skipping only segments is always correct). A class: a playlist value carries it
+/// by reference, rendered once.
+public final class DeltaUpdates: Sendable {
+    public let segments: RenderedPlaylist
+    public let segmentsAndDateRanges: RenderedPlaylist?
+
+    public init(segments: RenderedPlaylist, segmentsAndDateRanges: RenderedPlaylist?) {
+        self.segments = segments
+        self.segmentsAndDateRanges = segmentsAndDateRanges
     }
 }

@@ -31,8 +31,9 @@ public struct LoopChannel: Sendable {
             multivariantPlaylist, tag: "\(name)-master", version: 1, publishedAt: startedAt / 1_000_000)
     }
 
-    /// The live media playlist of `rendition` whose newest segment is `last`.
-    public func mediaPlaylist(for rendition: LoopPackage.Rendition, last: UInt64) -> MediaPlaylist {
+    /// The live media playlist of `rendition` whose newest segment is `last`; with `openParts` (when the
+    /// channel is ``lowLatency``) its parts too, `openParts` of them of segment `last + 1`.
+    public func mediaPlaylist(for rendition: LoopPackage.Rendition, last: UInt64, openParts: Int? = nil) -> MediaPlaylist {
         let first = timeline.windowStart(endingAt: last, window: window, targetDuration: package.targetDuration)
         let n = UInt64(timeline.segmentCount)
         var playlist = MediaPlaylist(targetDuration: package.targetDuration, mediaSequence: first)
@@ -50,7 +51,9 @@ public struct LoopChannel: Sendable {
             }
             playlist.segments.append(segment)
         }
-        return keying.map { $0.encrypting(playlist, rendition: rendition.name) } ?? playlist
+        if let keying { return keying.encrypting(playlist, rendition: rendition.name) }
+        if lowLatency, let openParts { addParts(to: &playlist, rendition: rendition, last: last, openParts: openParts) }
+        return playlist
     }
 
     /// Everything the channel offers at `now` (µs since the epoch).
@@ -64,15 +67,33 @@ public struct LoopChannel: Sendable {
         var status = ChannelStatus(
             source: "loop", targetDuration: package.targetDuration, windowSeconds: Int(window / 1_000_000))
         let lastSegmentAt = timeline.start(of: last) + timeline.duration(of: last)
-        for rendition in package.renditions {
-            let playlist = mediaPlaylist(for: rendition, last: last)
-            status.renditions.append(.init(name: rendition.name, playlist: playlist, lastSegmentAt: lastSegmentAt))
+        // Every rendition's edge at this instant, for the others' rendition reports (F6).
+        let openParts = package.renditions.map { lowLatency ? publishedParts(of: last + 1, rendition: $0, at: now) : 0 }
+        var edges: [(name: String, lastMSN: UInt64, lastPart: Int?)] = []
+        for (rendition, open) in zip(package.renditions, openParts) {
+            if open > 0 {
+                edges.append((rendition.name, last + 1, open - 1))
+            } else {
+                let parts = lowLatency ? rendition.parts[timeline.fileIndex(of: last)].count : 0
+                edges.append((rendition.name, last, parts > 0 ? parts - 1 : nil))
+            }
+        }
+        for (rendition, open) in zip(package.renditions, openParts) {
+            let whole = mediaPlaylist(for: rendition, last: last)
+            var playlist = whole
+            var version = last
+            if lowLatency {
+                addParts(to: &playlist, rendition: rendition, last: last, openParts: open)
+                playlist.renditionReports = Self.renditionReports(for: rendition.name, edges: edges)
+                version = last << 8 | UInt64(open)
+            }
+            status.renditions.append(.init(name: rendition.name, playlist: whole, lastSegmentAt: lastSegmentAt))
             media[rendition.name] = playlist
             playlists[rendition.name] = PlaylistRendering.render(
-                playlist, tag: "\(name)-\(rendition.name)", version: last, publishedAt: publishedAt)
+                playlist, tag: "\(name)-\(rendition.name)", version: version, publishedAt: publishedAt)
             if offersIFrames, LoopPackage.hasIFrames(rendition) {
-                let iFrames = IFramePlaylist.make(from: playlist) { index, _ in
-                    rendition.segments[timeline.fileIndex(of: playlist.mediaSequenceNumber(at: index))].file.keyFrame
+                let iFrames = IFramePlaylist.make(from: whole) { index, _ in
+                    rendition.segments[timeline.fileIndex(of: whole.mediaSequenceNumber(at: index))].file.keyFrame
                 }
                 iFramePlaylists[rendition.name] = PlaylistRendering.render(
                     iFrames, tag: "\(name)-\(rendition.name)-iframes", version: last, publishedAt: publishedAt)
@@ -83,7 +104,8 @@ public struct LoopChannel: Sendable {
             let retained = UInt64(min(Int(playlist.effectiveMediaSequence), listed + 2))
             var files: [String: SegmentFile] = [:]
             files.reserveCapacity(listed + Int(retained))
-            for g in (playlist.effectiveMediaSequence - retained)...last {
+            // With parts, the open segment too: its published parts are byte ranges of its file.
+            for g in (playlist.effectiveMediaSequence - retained)...(lowLatency ? last + 1 : last) {
                 files["\(g).ts"] = rendition.segments[timeline.fileIndex(of: g)].file
             }
             segments[rendition.name] = files

@@ -32,7 +32,8 @@ public final class LoopChannelPublisher: Service {
         self.logger = logger
     }
 
-    /// Publishes the snapshot for the current instant; returns when the next one is due (µs).
+    /// Publishes the snapshot for the current instant; returns when the next one is due (µs): the end
+    /// of the next part of a low-latency channel, else of the next segment.
     @discardableResult
     public func publishNow() -> Int64 {
         let now = clock.now()
@@ -40,7 +41,7 @@ public final class LoopChannelPublisher: Service {
         if let encryption { snapshot = encryption.encrypt(snapshot) }
         for _ in snapshot.mediaPlaylists { metrics.playlistRendered(.media) }
         registry.publish(snapshot)
-        return channel.timeline.nextPublication(after: channel.timeline.lastPublished(at: now))
+        return channel.nextPublication(after: now)
     }
 
     public func run() async throws {

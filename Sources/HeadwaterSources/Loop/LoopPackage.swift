@@ -1,7 +1,7 @@
 import Foundation
 public import HeadwaterHLS
 public import HeadwaterLiveWindow
-import HeadwaterMedia
+public import HeadwaterMedia
 
 /// A VOD HLS package (multivariant + media playlists + MPEG-TS segments) loaded for looping as a
 /// live channel. Loading checks what the live channel depends on — every rendition has the same
@@ -20,6 +20,8 @@ public struct LoopPackage: Sendable {
         public var frameRate: String?
         public var peakBitRate: Int
         public var averageBitRate: Int
+        /// Each segment's low-latency parts (``cuttingParts(every:)``); empty without parts.
+        public var parts: [[MediaPart]] = []
     }
 
     /// Renditions in multivariant order: variants, then alternative renditions with their own URI.
@@ -31,6 +33,8 @@ public struct LoopPackage: Sendable {
     var mediaRenditions: [String?]
     public var targetDuration: Int
     public var durations: [HLSDuration]
+    /// EXT-X-PART-INF's PART-TARGET when the segments are cut into parts, else `nil`.
+    public var partTarget: HLSDuration?
 
     /// Why a package cannot be looped, with the file (and line) at fault.
     public struct LoadError: Error, CustomStringConvertible, Sendable {
