@@ -16,7 +16,13 @@ extension RealClients {
         /// Plays `?src=` for `?seconds=`, then prints one `DONE` line: error events, seconds played,
         /// ad breaks entered, and the count of resources (page, module, playlists, segments) by the
         /// protocol they came over.
-        static let page = """
+        ///
+        /// - Parameters:
+        ///   - options: the `Hls` constructor's argument, a JavaScript object literal.
+        ///   - probes: more script, run after `hls` and `video` exist and before the source loads;
+        ///     it may push functions onto `report`, whose strings end the `DONE` line (` name=value`).
+        static func page(options: String = "", probes: String = "") -> String {
+            """
             <!doctype html>
             <meta charset="utf-8">
             <video muted playsinline></video>
@@ -25,7 +31,8 @@ extension RealClients {
             performance.setResourceTimingBufferSize(100000);
             const parameters = new URLSearchParams(location.search);
             const video = document.querySelector("video");
-            const hls = new Hls();
+            const hls = new Hls(\(options));
+            const report = [];
             let errors = 0, breaks = 0, inAd = false, adFragments = 0, first = null;
             hls.on(Hls.Events.ERROR, (event, data) => {
               errors += 1;
@@ -38,6 +45,7 @@ extension RealClients {
               if (!ad && inAd) console.log(`AD_END sn=${data.frag.sn} cc=${data.frag.cc}`);
               inAd = ad;
             });
+            \(probes)
             hls.loadSource(parameters.get("src"));
             hls.attachMedia(video);
             video.play().catch((error) => console.log(`PLAY_REJECTED ${error}`));
@@ -55,10 +63,12 @@ extension RealClients {
                 if (protocol !== "h2") console.log(`NOT_H2 ${protocol} ${entry.name}`);
               }
               const summary = Object.entries(protocols).map(([name, count]) => `${name}:${count}`).join("+");
-              console.log(`DONE errors=${errors} played=${played.toFixed(2)} breaks=${breaks} adFragments=${adFragments} protocols=${summary}`);
+              const more = report.map((item) => ` ${item()}`).join("");
+              console.log(`DONE errors=${errors} played=${played.toFixed(2)} breaks=${breaks} adFragments=${adFragments} protocols=${summary}${more}`);
             }, Number(parameters.get("seconds")) * 1000);
             </script>
             """
+        }
 
         /// Headless Chromium on `url`, trusting the server certificate whose SPKI hash is `spki`: the
         /// console lines it printed until one contained `marker`, or `timeout` seconds passed.
@@ -74,17 +84,19 @@ extension RealClients {
             return token.dropFirst(name.count + 1).prefix { $0 != "\"" && $0 != "," }
         }
 
-        /// Plays `source` over https for `seconds` in a page served by the TLS listener; checks the
-        /// common outcome (zero error events, most of the time played, everything over h2) and
-        /// returns the console and the server's log for the caller's own checks.
-        static func play(source: String, seconds: Int, every: Int, duration: Int) throws -> (console: [Substring], done: Substring, log: String) {
+        /// Plays `source` over https for `seconds` in `page` (``page(options:probes:)``), served by
+        /// the TLS listener; checks the common outcome (zero error events, most of the time played,
+        /// everything over h2) and returns the console and the server's log for the caller's own checks.
+        static func play(
+            page: String = Self.page(), source: String, seconds: Int, every: Int, duration: Int
+        ) throws -> (console: [Substring], done: Substring, log: String) {
             let chromium = try #require(Serve.which("chromium"), "chromium is required: run Tests/tools/install-test-clients.sh")
             let hlsjs = Serve.repository.appendingPathComponent(".build/test-clients/hls.mjs")
             try #require(FileManager.default.fileExists(atPath: hlsjs.path), "hls.js is required: run Tests/tools/install-test-clients.sh")
             let server = try TLSServerFixture(every: every, duration: duration)
             defer { server.stop() }
             try FileManager.default.copyItem(at: hlsjs, to: server.fixture.site.appendingPathComponent("hls.mjs"))
-            try Self.page.write(to: server.fixture.site.appendingPathComponent("player.html"), atomically: true, encoding: .utf8)
+            try page.write(to: server.fixture.site.appendingPathComponent("player.html"), atomically: true, encoding: .utf8)
             let query = "src=\(source.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? source)&seconds=\(seconds)"
             let console = try Self.console(
                 chromium: chromium, url: "\(server.httpsOrigin)/player.html?\(query)", spki: server.authority.serverSPKISHA256,
