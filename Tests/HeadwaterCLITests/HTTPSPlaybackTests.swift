@@ -36,7 +36,7 @@ extension RealClients {
             let errors = 0, breaks = 0, inAd = false, adFragments = 0, first = null;
             hls.on(Hls.Events.ERROR, (event, data) => {
               errors += 1;
-              console.log(`HLS_ERROR ${data.type} ${data.details} fatal=${data.fatal}`);
+              console.log(`HLS_ERROR ${data.type} ${data.details} fatal=${data.fatal} frag=${data.frag ? data.frag.url + " sn=" + data.frag.sn + " level=" + data.frag.level : "-"} part=${data.part ? data.part.index : "-"} reason=${data.reason || (data.error && data.error.message) || "-"}`);
             });
             hls.on(Hls.Events.FRAG_CHANGED, (event, data) => {
               const ad = data.frag.url.includes("/ads/");

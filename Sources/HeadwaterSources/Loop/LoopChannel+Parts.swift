@@ -63,12 +63,13 @@ extension LoopChannel {
             playlist.segments[index].tags.parts = parts(of: g, rendition: rendition, count: nil)
         }
         let openIndex = timeline.fileIndex(of: open)
-        if openParts > 0 {
-            playlist.trailingTags.parts = parts(of: open, rendition: rendition, count: openParts)
-            if openIndex == 0 {
-                playlist.trailingTags.discontinuity = true
-                playlist.trailingTags.programDateTime = ProgramDateTime(millisecondsSinceEpoch: timeline.start(of: open) / 1000)
-            }
+        playlist.trailingTags.parts = parts(of: open, rendition: rendition, count: openParts)
+        if openIndex == 0 {
+            // Before its first part (F3) — and already before it has one: a player numbers the open
+            // segment's discontinuity from the playlist that hints its first part (hls.js's fragment
+            // hint), and must not see that number change when the part arrives.
+            playlist.trailingTags.discontinuity = true
+            playlist.trailingTags.programDateTime = ProgramDateTime(millisecondsSinceEpoch: timeline.start(of: open) / 1000)
         }
         // The next part: of the open segment, or the first of the one after when it is complete.
         let (hinted, hintedIndex) =
