@@ -49,8 +49,8 @@ struct AllBenchmark: AsyncParsableCommand {
 
         /// Over TLS (the certificate, both servers' TLS listeners).
         var usesTLS: Bool { [.tlsShared, .tlsReconnects, .tlsHandshakes, .tlsSegment, .h2Shared, .h2Stitched].contains(self) }
-        /// With h2load.
-        var usesH2Load: Bool { [.h2Shared, .h2Stitched].contains(self) }
+        /// With h2load (the blocking-reload row's HTTP/2 half: h2c on the plain port).
+        var usesH2Load: Bool { [.h2Shared, .h2Stitched, .blockingReload].contains(self) }
     }
 
     /// Every size and duration of a run, from the options.

@@ -111,13 +111,7 @@ final class OriginComparison {
         if selected(.tlsSegment) { try tlsSegmentRow() }
         if selected(.h2Shared) { try h2SharedRow() }
         if selected(.h2Stitched) { try h2StitchedRow() }
-        if selected(.blockingReload) {
-            print("\nblocking playlist reload: n/a (LL-HLS blocking reload not built yet)")
-            rows.append(
-                ResultRow(
-                    workload: "blocking playlist reload", headwater: "n/a: LL-HLS blocking reload not built yet", nginx: "n/a",
-                    verdict: .notApplicable))
-        }
+        if selected(.blockingReload) { try await blockingReloadRows() }
         if selected(.connections) { try await idleConnections() }
         if selected(.sessions) { try await sessionMemory() }
         stopServers()
@@ -168,7 +162,7 @@ final class OriginComparison {
         print("wrk:       \(runner.commandLine(url: "http://127.0.0.1:PORT/PATH", seconds: settings.seconds, headers: ["…"]))")
         print("           -c64 and -c256 for playlists, -c\(settings.byteConnections) for segments and ranges; -H and the")
         print("           script's mode (one path / a path list / ranges) as each workload says; \(settings.warmUpSeconds) s warm-up each")
-        if let h2load = tools.h2load {
+        if let h2load = tools.h2load, selected(.h2Shared) || selected(.h2Stitched) {
             let h2 = H2LoadRunner(
                 h2load: h2load, taskset: tools.taskset, directory: fixture.directory, clients: h2Clients, streams: Self.h2Streams)
             let version = BenchTools.output(of: h2load, ["--version"]) ?? "unknown"
