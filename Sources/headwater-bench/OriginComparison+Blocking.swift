@@ -68,8 +68,8 @@ extension OriginComparison {
         print("  publish:  the end of segment M by the playlist's PROGRAM-DATE-TIME and EXTINFs (the loop channel is on the wall clock);")
         print("            latency = the response's last byte − that instant; server CPU from 50 ms before it to the last response")
         print(
-            "  " + pad("round", 7) + pad("protocol", 10) + leftPad("p50 ms", 8) + leftPad("p99 ms", 8) + leftPad("max ms", 8)
-                + leftPad("min ms", 8) + leftPad("µs/req", 8) + leftPad("B/held", 8) + leftPad("gauge", 7) + leftPad("sent ahead", 12))
+            "  " + pad("round", 7) + pad("protocol", 10) + leftPad("p50 ms", 10) + leftPad("p99 ms", 10) + leftPad("max ms", 10)
+                + leftPad("min ms", 10) + leftPad("µs/req", 8) + leftPad("B/held", 8) + leftPad("gauge", 7) + leftPad("sent ahead", 12))
         fflush(nil)
         var results: [(name: String, rounds: [Release])] = [("HTTP/1.1", []), ("HTTP/2", [])]
         let problemsBefore = problems.count
@@ -110,8 +110,8 @@ extension OriginComparison {
 
     static func detail(_ release: Release) -> String {
         func milliseconds(_ micros: Int64) -> String { format(Double(micros) / 1000, decimals: 2) }
-        return leftPad(milliseconds(release.percentile(0.5)), 8) + leftPad(milliseconds(release.percentile(0.99)), 8)
-            + leftPad(milliseconds(release.latencies.last ?? 0), 8) + leftPad(milliseconds(release.latencies.first ?? 0), 8)
+        return leftPad(milliseconds(release.percentile(0.5)), 10) + leftPad(milliseconds(release.percentile(0.99)), 10)
+            + leftPad(milliseconds(release.latencies.last ?? 0), 10) + leftPad(milliseconds(release.latencies.first ?? 0), 10)
             + leftPad(format(release.cpuMicrosPerRequest, decimals: 1), 8) + leftPad(format(release.bytesPerHeld, decimals: 0), 8)
             + leftPad(release.heldGauge.map(String.init) ?? "—", 7) + leftPad(milliseconds(release.sentAhead) + " ms", 12)
     }
@@ -131,9 +131,10 @@ extension OriginComparison {
         let request = "GET \(Self.sharedPath)?_HLS_msn=\(msn) HTTP/1.1\r\nHost: 127.0.0.1:\(headwaterPort)\r\nUser-Agent: headwater-bench\r\n"
             + "Accept-Encoding: gzip\r\n\r\n"
         try client.send(Array(request.utf8))
-        let (held, gauge, cpuBefore) = try await atPublish(headwater, estimate: estimate)
+        let (held, gauge, cpuBefore) = try await atPublish(headwater, estimate: estimate, protocolName: "HTTP/1.1")
         checkGauge(gauge, count, protocolName: "HTTP/1.1")
-        let early = client.readableNow()
+        // Only meaningful before the publish (``atPublish`` reports when the bench got there late).
+        let early = HeldRequestClient.wallMicroseconds() < estimate ? client.readableNow() : 0
         let responses = try client.receive(timeoutSeconds: 20)
         let cpuAfter = try ProcessStat.cpuNanoseconds(of: headwater.pid)
 
@@ -168,7 +169,7 @@ extension OriginComparison {
         try await sleep(untilWall: estimate - BlockingReload.lead)
         let taskset = tools.taskset
         async let run = Self.inBackground { try BenchCommand.execute(h2load, arguments, taskset: taskset, environment: [:], limit: 30) }
-        let (held, gauge, cpuBefore) = try await atPublish(headwater, estimate: estimate)
+        let (held, gauge, cpuBefore) = try await atPublish(headwater, estimate: estimate, protocolName: "HTTP/2")
         let (status, text) = try await run
         checkGauge(gauge, count, protocolName: "HTTP/2")
         let cpuAfter = try ProcessStat.cpuNanoseconds(of: headwater.pid)
@@ -214,13 +215,21 @@ extension OriginComparison {
     // MARK: The publish
 
     /// A quarter second before the estimated publish: VmRSS (KiB) and the held-requests gauge; then,
-    /// 50 ms before it, the server's CPU so far (ns).
-    private func atPublish(_ headwater: ServerProcess, estimate: Int64) async throws -> (Int, Int?, Int64) {
+    /// 50 ms before it, the server's CPU so far (ns). A server too busy to answer `/metrics` in
+    /// time makes the bench late: reported as a failed check, since the round's figures are then off.
+    private func atPublish(_ headwater: ServerProcess, estimate: Int64, protocolName: String) async throws -> (Int, Int?, Int64) {
         try await sleep(untilWall: estimate - 250_000)
         let resident = try ProcessStat.residentKiB(of: headwater.pid)
         let gauge = heldRequestsGauge()
         try await sleep(untilWall: estimate - 50_000)
-        return (resident, gauge, try ProcessStat.cpuNanoseconds(of: headwater.pid))
+        let cpu = try ProcessStat.cpuNanoseconds(of: headwater.pid)
+        let late = HeldRequestClient.wallMicroseconds() - (estimate - 50_000)
+        if late > 40_000 {
+            problems.append(
+                "blocking reload, \(protocolName): the bench sampled the server \(late / 1000) ms late (GET /metrics was slow): "
+                    + "memory, CPU and the early-response check of this round are off")
+        }
+        return (resident, gauge, cpu)
     }
 
     /// A segment to wait for, at least ``BlockingReload/lead`` plus a quarter second ahead and at
