@@ -1,5 +1,4 @@
 import HeadwaterRuntime
-import NIOConcurrencyHelpers
 import NIOCore
 import Synchronization
 
@@ -130,7 +129,7 @@ final class HeldRequests: Sendable {
 
 /// The ``HeldRequests`` of every event loop of a server, made on first use.
 final class HeldRequestsByLoop: Sendable {
-    private let loops = NIOLockedValueBox<[ObjectIdentifier: HeldRequests]>([:])
+    private let loops = Mutex<[ObjectIdentifier: HeldRequests]>([:])
     /// Where the held requests are counted (`headwater_held_requests`).
     private let metrics: OriginMetrics?
 
@@ -138,7 +137,7 @@ final class HeldRequestsByLoop: Sendable {
 
     /// `loop`'s held requests (once per connection).
     func on(_ loop: any EventLoop) -> HeldRequests {
-        loops.withLockedValue { loops in
+        loops.withLock { loops in
             if let held = loops[ObjectIdentifier(loop)] { return held }
             let held = HeldRequests(eventLoop: loop, metrics: metrics)
             loops[ObjectIdentifier(loop)] = held
@@ -148,9 +147,9 @@ final class HeldRequestsByLoop: Sendable {
 
     /// A channel published a version: every loop holding requests retries them.
     func channelPublished(_ channel: String) {
-        for held in loops.withLockedValue({ Array($0.values) }) { held.channelPublished(channel) }
+        for held in loops.withLock({ Array($0.values) }) { held.channelPublished(channel) }
     }
 
     /// Requests held on all loops (tests, the bench's memory figure).
-    var heldCount: Int { loops.withLockedValue { $0.values.reduce(0) { $0 + $1.heldCount } } }
+    var heldCount: Int { loops.withLock { $0.values.reduce(0) { $0 + $1.heldCount } } }
 }
