@@ -64,6 +64,9 @@ struct TransportStreamPartsTests {
         // A cut at or after the listed end is dropped, even where a frame starts.
         let short = try TransportStreamParts.cut(ts.bytes, segmentDurationMicroseconds: 80_000, at: [40_000, 80_000])
         #expect(short.map(\.durationMicroseconds) == [40_000, 40_000])
+        // Also when the time is inside the segment but the next frame is not.
+        let none = try TransportStreamParts.cut(ts.bytes, segmentDurationMicroseconds: 60_000, at: [50_000])
+        #expect(none.map(\.durationMicroseconds) == [60_000])
     }
 
     /// A segment that starts with a P frame: its first part is not independent.
@@ -91,6 +94,22 @@ struct TransportStreamPartsTests {
         let parts = try TransportStreamParts.cut(ts.bytes, segmentDurationMicroseconds: 280_000, at: [40_000, 100_000])
         #expect(parts.map(\.offset) == [0, offsets[1], offsets[4]])
         #expect(parts.map(\.durationMicroseconds) == [40_000, 120_000, 120_000])
+    }
+
+    /// Decode order I0 P4 B1 B2 B3 P8 B5 B6 B7: B3 is the first packet whose frames from there on
+    /// start at or after 100 ms (120 ms), but P4 came before it and presents later, so the cut
+    /// waits for P8, whose part starts with B5 (200 ms).
+    @Test func noCutWhereAnEarlierFramePresentsLater() throws {
+        var ts = SyntheticSegment()
+        ts.tables()
+        var offsets: [Int64] = []
+        for (index, frame) in [0, 4, 1, 2, 3, 8, 5, 6, 7].enumerated() {
+            offsets.append(Int64(ts.bytes.count))
+            ts.add(index == 0 ? .idr : .p, pts: 126_000 + UInt64(frame) * 3_600, randomAccess: index == 0)
+        }
+        let parts = try TransportStreamParts.cut(ts.bytes, segmentDurationMicroseconds: 360_000, at: [100_000])
+        #expect(parts.map(\.offset) == [0, offsets[5]])
+        #expect(parts.map(\.durationMicroseconds) == [200_000, 160_000])
     }
 
     @Test func cutTimesForAPartTarget() {
