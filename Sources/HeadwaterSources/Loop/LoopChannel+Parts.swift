@@ -1,4 +1,4 @@
-public import HeadwaterHLS
+import HeadwaterHLS
 import HeadwaterMedia
 
 /// Low-latency HLS on a loop channel: parts published as the wall clock reaches their end, with

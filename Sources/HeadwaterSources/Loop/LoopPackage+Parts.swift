@@ -1,7 +1,7 @@
 import Foundation
-public import HeadwaterHLS
+import HeadwaterHLS
 import HeadwaterLiveWindow
-public import HeadwaterMedia
+import HeadwaterMedia
 
 /// Low-latency parts of a loop package (HLS-RULES F3): every segment of every rendition cut into byte
 /// ranges at frame boundaries, on the same clock in every rendition, so that the live channel
