@@ -24,13 +24,12 @@ extension OriginResponder {
             channel: channel, rendition: rendition, token: session, iFrames: iFrames, deltaUpdate: directives.skip != nil,
             now: clock.now() / 1000)
         // A blocking reload (F7, F8, F10) measured against this session's stitched playlist.
-        if let msn = directives.msn, case .success(let playlist) = result, let edge = playlist.edge {
-            switch edge.answer(msn: msn, part: directives.part) {
-            case .now: break
-            case .wait: return .held(channel: channel, targetDuration: playlist.targetDuration ?? 1)
-            case .tooFarAhead(let reason):
-                return .refused(Refusal(.badRequest, reason), cachePolicy: CachePolicy(.personalizedPlaylist))
-            }
+        if let msn = directives.msn, case .success(let playlist) = result,
+            let notYet = Self.blocking(
+                playlist.edge, msn: msn, part: directives.part, channel: channel, targetDuration: playlist.targetDuration ?? 1,
+                refusalPolicy: CachePolicy(.personalizedPlaylist))
+        {
+            return notYet
         }
         metrics.stitchedPlaylist(outcome: Self.outcome(result))
         return personalized(result, fields: fields)

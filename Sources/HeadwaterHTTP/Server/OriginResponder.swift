@@ -147,16 +147,15 @@ struct OriginResponder {
             guard let msn = directives.msn else {
                 return serve(Self.delta(of: playlist, directives.skip), cachePolicy: cachePolicy, fields: request.fields)
             }
-            switch playlist.edge?.answer(msn: msn, part: directives.part) ?? .now {
-            case .now:
-                return serve(
-                    Self.delta(of: playlist, directives.skip),
-                    cachePolicy: CachePolicy(.blockingPlaylist(targetDuration: targetDuration)), fields: request.fields)
-            case .wait:
-                return .held(channel: channel, targetDuration: targetDuration)
-            case .tooFarAhead(let reason):
-                return .refused(Refusal(.badRequest, reason), cachePolicy: CachePolicy(.error(targetDuration: targetDuration)))
+            if let notYet = Self.blocking(
+                playlist.edge, msn: msn, part: directives.part, channel: channel, targetDuration: targetDuration,
+                refusalPolicy: CachePolicy(.error(targetDuration: targetDuration)))
+            {
+                return notYet
             }
+            return serve(
+                Self.delta(of: playlist, directives.skip),
+                cachePolicy: CachePolicy(.blockingPlaylist(targetDuration: targetDuration)), fields: request.fields)
         case .failure(let refusal):
             return refusal.response
         }
@@ -205,6 +204,18 @@ struct OriginResponder {
         }
         let targetDuration = playlist.targetDuration ?? snapshot.targetDuration
         return .success((playlist, CachePolicy(.mediaPlaylist(targetDuration: targetDuration))))
+    }
+
+    /// A blocking reload measured against `edge` (F7, F8, F10), shared and stitched alike: `nil` when
+    /// this version answers it, else the request held for a later one or refused as too far ahead.
+    static func blocking(
+        _ edge: PlaylistEdge?, msn: UInt64, part: UInt64?, channel: String, targetDuration: Int, refusalPolicy: CachePolicy
+    ) -> OriginResponse? {
+        switch edge?.answer(msn: msn, part: part) ?? .now {
+        case .now: nil
+        case .wait: .held(channel: channel, targetDuration: targetDuration)
+        case .tooFarAhead(let reason): .refused(Refusal(.badRequest, reason), cachePolicy: refusalPolicy)
+        }
     }
 
     /// The delta update `skip` asks for (F14, F15), or the full playlist when there is none (no

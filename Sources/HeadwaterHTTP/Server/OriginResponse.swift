@@ -45,20 +45,21 @@ struct OriginResponse {
     struct Hold {
         /// The channel whose publishes may answer it.
         var channel: String
-        /// How long it may wait: 3 target durations (F11), then 503.
-        var timeout: TimeAmount
+        /// The playlist's target duration: it may wait 3 of them (F11), then 503.
+        var targetDuration: Int
+        var timeout: TimeAmount { .seconds(3 * Int64(targetDuration)) }
         /// The answer once the timeout has passed.
         var timedOut: OriginResponse {
             .refused(
                 Refusal(.unavailable, "the requested segment or part was not published within 3 target durations"),
-                cachePolicy: CachePolicy(.blockingError(targetDuration: Int(timeout.nanoseconds / 3_000_000_000))))
+                cachePolicy: CachePolicy(.blockingError(targetDuration: targetDuration)))
         }
     }
 
     /// A request held for a later version of `channel` (a blocking reload).
     static func held(channel: String, targetDuration: Int) -> OriginResponse {
         var response = OriginResponse(status: .serviceUnavailable)
-        response.hold = Hold(channel: channel, timeout: .seconds(3 * Int64(max(1, targetDuration))))
+        response.hold = Hold(channel: channel, targetDuration: max(1, targetDuration))
         return response
     }
 
