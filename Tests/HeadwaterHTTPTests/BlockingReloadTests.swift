@@ -158,7 +158,9 @@ struct BlockingReloadTests {
             #expect(response.text == "503 Service Unavailable: the requested segment or part was not published within 3 target durations\n")
             #expect(response.header("Cache-Control") == "public, max-age=4")  // 4 × TD (F19)
             #expect(at - started >= .seconds(3), "answered after \(at - started), before 3 × TD")
-            #expect(at - started < .seconds(4))
+            // The sweep runs every 100 ms, but the parallel suite can starve this process for a second
+            // or more; the bound says "answered by the server, not left to the client's timeout".
+            #expect(at - started < .seconds(6), "held \(at - started) past its deadline")
         }
     }
 
