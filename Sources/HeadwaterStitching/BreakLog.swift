@@ -102,7 +102,10 @@ public struct BreakLog: Sendable, Hashable {
     /// break the same way; the viewer's pod is cut there.
     ///
     /// - Parameter content: a version of the content that lists segment `msn` (its date becomes
-    ///   `END-DATE`).
+    ///   `END-DATE`), or ends just before it: a return announced on the segment still being produced,
+    ///   as low-latency content needs it before that segment's first part is published (F21). Its date
+    ///   and whether it starts a discontinuity come from the content's trailing tags (F3 puts them
+    ///   before the first part), else its date is extrapolated and no discontinuity assumed.
     public mutating func endBreak(id: String, at msn: UInt64, inCue: [UInt8]? = nil, content: MediaPlaylist)
         throws(BreakLogError)
     {
@@ -111,11 +114,19 @@ public struct BreakLog: Sendable, Hashable {
         let start = breaks[index].startMediaSequence
         guard msn > start else { throw .endsBeforeFirstSlot(id: id, start: start, end: msn) }
         let window = ContentWindow(content)
-        guard let position = window.index(of: msn) else {
+        let date: ProgramDateTime
+        let dsn: UInt64
+        if let position = window.index(of: msn) {
+            guard let known = window.dates[position] else { throw .contentWithoutDates(msn: msn) }
+            date = known
+            dsn = window.dsns[position]
+        } else if msn > 0, let last = window.index(of: msn - 1), last == content.segments.count - 1 {
+            guard let previous = window.dates[last] else { throw .contentWithoutDates(msn: msn - 1) }
+            date = content.trailingTags.programDateTime ?? previous.adding(content.segments[last].duration)
+            dsn = window.dsns[last] + (content.trailingTags.discontinuity ? 1 : 0)
+        } else {
             throw .notInContent(msn: msn, first: window.first, end: window.end)
         }
-        guard let date = window.dates[position] else { throw .contentWithoutDates(msn: msn) }
-        let dsn = window.dsns[position]
         let before = breaks[index].discontinuitySequenceBeforeStart
         // The content has at most one DISCONTINUITY per segment of the break and its return.
         guard dsn >= before, dsn - before <= msn - start + 1 else { throw .inconsistentDiscontinuities(msn: msn) }

@@ -9,11 +9,41 @@ public struct CreativeSegment: Sendable, Hashable {
     public var duration: HLSDuration
     /// A sub-range of `uri`, with an explicit offset (a stitched neighbour is never the same resource).
     public var byteRange: ByteRange?
+    /// The segment cut into low-latency parts (byte ranges of `uri`), in order; empty when it was
+    /// not cut. Listed as `EXT-X-PART`s when the content is low-latency (HLS-RULES F21): their
+    /// durations add up to ``duration`` (F3).
+    public var parts: [CreativePart]
 
-    public init(uri: String, duration: HLSDuration, byteRange: ByteRange? = nil) {
+    public init(uri: String, duration: HLSDuration, byteRange: ByteRange? = nil, parts: [CreativePart] = []) {
         self.uri = uri
         self.duration = duration
         self.byteRange = byteRange
+        self.parts = parts
+    }
+}
+
+/// One low-latency part of a ``CreativeSegment``: a byte range of the segment's file, so a CDN caches
+/// one object per segment and a player fetches the part with a `Range` request.
+public struct CreativePart: Sendable, Hashable {
+    /// The first byte in the segment's file: absolute, already including the segment's own
+    /// `byteRange` offset when it has one (a stitched part never continues a neighbour's range, F3).
+    public var offset: UInt64
+    public var length: UInt64
+    public var duration: HLSDuration
+    /// Whether the part starts with an independent frame (`INDEPENDENT=YES`, F3).
+    public var independent: Bool
+
+    public init(offset: UInt64, length: UInt64, duration: HLSDuration, independent: Bool) {
+        self.offset = offset
+        self.length = length
+        self.duration = duration
+        self.independent = independent
+    }
+
+    /// The `EXT-X-PART` of this part of the segment at `uri`.
+    func partialSegment(uri: String) -> PartialSegment {
+        PartialSegment(
+            uri: uri, duration: duration, independent: independent, byteRange: ByteRange(length: length, offset: offset))
     }
 }
 

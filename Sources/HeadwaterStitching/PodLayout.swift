@@ -41,11 +41,16 @@ public struct PodLayout: Sendable, Hashable {
     private let adOffsets: [HLSDuration]
     /// By duration, shortest first (ties keep the catalog's order).
     private let slateSegments: [Item]
+    /// The longest low-latency part of the pod's creatives and the slate, over *all* their
+    /// renditions, so that every rendition derives the same PART-TARGET and SERVER-CONTROL from it
+    /// (C14); zero when none was cut into parts.
+    public let longestPart: HLSDuration
 
     /// Lays out `decision` in `rendition`.
     public init(decision: PodDecision, ruleSet: AdRuleSet, rendition: String) throws(StitchingError) {
         var ads: [PlacedAd] = []
         var segments: [Item] = []
+        var longest = HLSDuration.zero
         for ad in decision.ads {
             guard let creative = ruleSet.creatives[ad.creativeID] else {
                 throw .unknownCreative(ad.creativeID, ruleSetVersion: ruleSet.version)
@@ -53,6 +58,7 @@ public struct PodLayout: Sendable, Hashable {
             guard let media = creative.renditions[rendition], !media.segments.isEmpty else {
                 throw .missingRendition(creative: creative.id, rendition: rendition)
             }
+            longest = max(longest, Self.longestPart(of: creative))
             ads.append(
                 PlacedAd(
                     ad: ad, firstSlot: UInt64(segments.count), segmentCount: UInt64(media.segments.count),
@@ -65,6 +71,7 @@ public struct PodLayout: Sendable, Hashable {
             throw .missingRendition(creative: ruleSet.slate.id, rendition: rendition)
         }
         guard slate.segments.allSatisfy({ $0.duration > .zero }) else { throw .emptySlate(ruleSetVersion: ruleSet.version) }
+        self.longestPart = max(longest, Self.longestPart(of: ruleSet.slate))
         self.ads = ads
         self.adSegments = segments
         var offsets: [HLSDuration] = [.zero]
@@ -105,6 +112,16 @@ public struct PodLayout: Sendable, Hashable {
         let above = slateSegments[low].segment.duration - duration
         let below = duration - slateSegments[low - 1].segment.duration
         return below <= above ? slateSegments[low - 1] : slateSegments[low]
+    }
+
+    private static func longestPart(of creative: Creative) -> HLSDuration {
+        var longest = HLSDuration.zero
+        for media in creative.renditions.values {
+            for segment in media.segments {
+                for part in segment.parts where part.duration > longest { longest = part.duration }
+            }
+        }
+        return longest
     }
 
     /// The EXT-X-VERSION its segments need: 3 for fractional EXTINFs, 4 for byte ranges, 6 for

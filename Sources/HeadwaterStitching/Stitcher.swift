@@ -46,9 +46,12 @@ public import HeadwaterHLS
 ///
 /// The source's own ad signals (SCTE-35 date ranges, CUE tags) are replaced by these; its other
 /// date ranges and tags pass through as the content carries them (so one that ends inside a stitched
-/// break, where the viewer's dates are the pod's, may leave a little early). `EXT-X-BITRATE`, LL-HLS
-/// parts, preload hints, rendition reports and SERVER-CONTROL are not carried: a stitched playlist
-/// lists whole segments.
+/// break, where the viewer's dates are the pod's, may leave a little early). `EXT-X-BITRATE` is not
+/// carried, nor are rendition reports (the runtime adds them with the session's token).
+///
+/// ## Low latency
+/// Low-latency content (EXT-X-PART-INF) gives a low-latency stitched playlist: parts, PART-INF,
+/// SERVER-CONTROL and a preload hint, through breaks too (F21). See `Stitcher+Parts.swift`.
 ///
 /// ## Window
 /// The stitched playlist ends at the content's last segment. It starts at the content's first, or —
@@ -101,6 +104,7 @@ public enum Stitcher {
         let ranges = content.resolvedByteRanges()
         let contexts = ContentContext.all(content)
         let first = window.first
+        let lowLatency = content.partInformation != nil
 
         var output = MediaPlaylist(targetDuration: content.targetDuration, mediaSequence: first)
         output.independentSegments = content.independentSegments
@@ -132,7 +136,7 @@ public enum Stitcher {
             guard minimum > .zero else { continue }
             if case .slot(let breakIndex, let slot) = position, let layout = try plans.plan(breakIndex).layout {
                 let replaced = content.segments[head].duration
-                total += (layout.adItem(atSlot: slot) ?? layout.slateItem(replacing: replaced)).segment.duration
+                total += (layout.adItem(atSlot: slot) ?? slate(layout, replacing: replaced, in: content)).segment.duration
             } else {
                 total += content.segments[head].duration
             }
@@ -151,7 +155,8 @@ public enum Stitcher {
             guard let date = window.dates[index] else { throw .contentWithoutDates(msn: msn) }
             switch positions[index - head] {
             case .content(let offset, let returnFrom):
-                var segment = passThrough(content.segments[index], range: ranges[index], options: options)
+                var segment = passThrough(
+                    content.segments[index], range: ranges[index], options: options, lowLatency: lowLatency)
                 if returnFrom != nil || index == head {
                     segment.tags.programDateTime = date
                 }
@@ -178,12 +183,15 @@ public enum Stitcher {
                     } else {
                         // Slate: as long as the content it replaces, as near as the slate allows,
                         // and dated like it.
-                        item = layout.slateItem(replacing: content.segments[index].duration)
+                        item = slate(layout, replacing: content.segments[index].duration, in: content)
                         elapsed = max(.zero, date.duration(since: adBreak.startDate))
                         segment = MediaSegment(uri: item.segment.uri, duration: item.segment.duration)
                         segment.tags.programDateTime = date
                     }
                     segment.byteRange = item.segment.byteRange
+                    // All of the creative's parts: the slot is complete (F21). Those older than the
+                    // last three target durations are dropped below (C11).
+                    if lowLatency { segment.tags.parts = item.segment.partialSegments }
                     guard item.segment.duration.roundedSeconds <= Int64(content.targetDuration) else {
                         throw .exceedsTargetDuration(
                             uri: item.segment.uri, duration: item.segment.duration,
@@ -195,7 +203,8 @@ public enum Stitcher {
                     required.append(contexts[index].forCreative(map: item.map))
                 } else {
                     // Not stitched for this viewer (the break started before the session did).
-                    segment = passThrough(content.segments[index], range: ranges[index], options: options)
+                    segment = passThrough(
+                        content.segments[index], range: ranges[index], options: options, lowLatency: lowLatency)
                     segment.tags.programDateTime = date
                     elapsed = max(.zero, date.duration(since: adBreak.startDate))
                     required.append(contexts[index])
@@ -238,12 +247,18 @@ public enum Stitcher {
         }
         try applyContexts(required, to: &segments, first: first + UInt64(head))
         output.segments = segments
+        if lowLatency {
+            try addLowLatency(
+                to: &output, content: content, window: window, contentContext: contexts.last, inEffect: required.last,
+                log: log, plans: &plans, options: options)
+        }
 
         try decorate(&output, contentFirst: first, log: log, plans: &plans, options: options)
         // The content's version covers its own features; creatives add fractional EXTINFs (3),
         // byte ranges (4) and initialization sections (6).
         if let version = content.version {
             output.version = max(version, plans.requiredVersion)
+            if lowLatency { output.version = max(output.version!, PlaylistValidator.requiredVersion(output).version) }
         } else {
             output.version = PlaylistValidator.requiredVersion(output).version
         }
@@ -251,11 +266,12 @@ public enum Stitcher {
     }
 
     /// A content segment as it appears in a stitched playlist: its own tags, minus the source's ad
-    /// signals and what the stitcher re-derives (KEY, MAP) or drops (BITRATE, parts); byte ranges
-    /// made absolute, since its neighbour may now be an ad.
-    static func passThrough(_ source: MediaSegment, range: (offset: UInt64, length: UInt64)?, options: StitchOptions)
-        -> MediaSegment
-    {
+    /// signals and what the stitcher re-derives (KEY, MAP) or drops (BITRATE); its parts when the
+    /// playlist is low-latency; byte ranges (its own and its parts') made absolute, since its
+    /// neighbour may now be an ad.
+    static func passThrough(
+        _ source: MediaSegment, range: (offset: UInt64, length: UInt64)?, options: StitchOptions, lowLatency: Bool
+    ) -> MediaSegment {
         var tags = SegmentTags()
         tags.discontinuity = source.tags.discontinuity
         tags.programDateTime = source.tags.programDateTime
@@ -264,6 +280,10 @@ public enum Stitcher {
         if !dateRanges.isEmpty { tags.dateRanges = dateRanges.filter { isPassThrough($0, options) } }
         let unknown = source.tags.unknownTags
         if !unknown.isEmpty { tags.unknownTags = unknown }
+        if lowLatency {
+            let parts = source.tags.parts
+            if !parts.isEmpty { tags.parts = absoluteParts(parts, parent: source.uri, parentOffset: range?.offset) }
+        }
         var segment = source
         segment.tags = tags
         if let range { segment.byteRange = ByteRange(length: range.length, offset: range.offset) }
@@ -321,20 +341,25 @@ public enum Stitcher {
     {
         var current: ContentContext?
         for index in segments.indices {
-            let needed = required[index]
-            if let current {
-                if needed.keys != current.keys, !needed.keys.isEmpty { segments[index].tags.keys = needed.keys }
-                if needed.map != current.map {
-                    guard let map = needed.map else {
-                        throw .initializationSectionCannotBeCleared(msn: first + UInt64(index))
-                    }
-                    segments[index].tags.map = map
-                }
-            } else {
-                if !needed.keys.isEmpty { segments[index].tags.keys = needed.keys }
-                if let map = needed.map { segments[index].tags.map = map }
+            try apply(required[index], after: current, to: &segments[index].tags, msn: first + UInt64(index))
+            current = required[index]
+        }
+    }
+
+    /// Writes the KEY and MAP `needed` where they differ from `current` (in full when nothing is in
+    /// effect yet).
+    static func apply(_ needed: ContentContext, after current: ContentContext?, to tags: inout SegmentTags, msn: UInt64)
+        throws(StitchingError)
+    {
+        if let current {
+            if needed.keys != current.keys, !needed.keys.isEmpty { tags.keys = needed.keys }
+            if needed.map != current.map {
+                guard let map = needed.map else { throw .initializationSectionCannotBeCleared(msn: msn) }
+                tags.map = map
             }
-            current = needed
+        } else {
+            if !needed.keys.isEmpty { tags.keys = needed.keys }
+            if let map = needed.map { tags.map = map }
         }
     }
 }
