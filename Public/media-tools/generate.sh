@@ -229,8 +229,13 @@ echo "encoding slate…"; make_slate
 
 echo "measuring, writing playlists, checking…"
 python3 "$TOOLS/measure.py" write "$PUBLIC"
-# The live demo channel publishes demo/audio-alt in 0.4 s parts (the ads and slate are not cut).
-# Repacked once measure.py has folded its last sliver in, then measured again.
-one_frame_per_pes "$PUBLIC/demo/audio-alt"
+# The live demo channel publishes its segments in 0.4 s parts, and a low-latency stitched playlist
+# lists the ads and slate in parts too: every audio-alt is repacked with one AAC frame per PES once
+# measure.py has folded its last sliver in, every segment gets PAT+PMT before each part boundary
+# (part-headers.py), then all is measured again.
+for dir in "$PUBLIC"/demo/audio-alt "$PUBLIC"/ads/ad*/audio-alt "$PUBLIC"/slate/audio-alt; do
+  one_frame_per_pes "$dir"
+done
+python3 "$TOOLS/part-headers.py" "$PUBLIC"/{demo,ads/ad*,slate}/{v0,v1,v2,audio-alt}/seg-*.ts >/dev/null
 python3 "$TOOLS/measure.py" write "$PUBLIC"
 python3 "$TOOLS/measure.py" check "$PUBLIC"

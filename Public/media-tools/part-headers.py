@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Repeats a segment's PAT and PMT before every low-latency part boundary.
 
-The live demo channel publishes each 2 s segment in 0.4 s parts: byte ranges of the file that
+The live demo channel publishes each 2 s segment in 0.4 s parts (and a low-latency stitched
+playlist lists the ads and slate so): byte ranges of the file that
 start at the first PES packet of the timing stream (video, else audio) presenting at or after each
 multiple of 0.4 s (TransportStreamParts in HeadwaterMedia, which also takes in the PSI packets just
 before that PES packet). A player that switches rendition in the middle of a segment starts
@@ -11,7 +12,7 @@ right before each boundary, with the continuity counters of those PIDs renumbere
 
 Idempotent: a boundary already preceded by a PAT is left alone.
 
-    python3 Public/media-tools/part-headers.py Public/demo/{v0,v1,v2,audio-alt}/seg-*.ts
+    python3 Public/media-tools/part-headers.py Public/{demo,ads/ad*,slate}/{v0,v1,v2,audio-alt}/seg-*.ts
 """
 import sys
 

@@ -18,6 +18,9 @@ struct AdConfigurationParser {
     private(set) var keyFrames: [String: KeyFrameLocation] = [:]
     /// Creatives whose package did not load: references to them are not reported again.
     private(set) var failedCreatives: Set<String> = []
+    /// The part length creatives and slate are cut into for low-latency stitched playlists (µs;
+    /// `part_target`, default as the loop channel's), `nil` for whole segments only.
+    private var partTarget: Int64? = HeadwaterConfiguration.Channel.Source.defaultPartTarget
 
     var problems: [ConfigurationError.Problem] { reader.problems }
 
@@ -34,8 +37,11 @@ struct AdConfigurationParser {
     ]
 
     mutating func parse(_ root: Node, version: UInt64) -> AdRuleSet {
-        let entries = reader.mapping(root, "", allowed: ["creatives", "slate", "pods", "rules"])
+        let entries = reader.mapping(root, "", allowed: ["part_target", "creatives", "slate", "pods", "rules"])
         func entry(_ key: String) -> Node? { entries.first { $0.key == key }?.value }
+        if let node = entry("part_target"), let setting = reader.partTarget(node, "part_target") {
+            partTarget = setting.value
+        }
         var creatives: [Creative] = []
         var slate = Creative(id: "slate", renditions: [:])
         var pods: [Pod] = []
@@ -148,7 +154,7 @@ struct AdConfigurationParser {
         else { return nil }
         let package: CreativePackage
         do {
-            package = try CreativePackage.load(multivariantPath: multivariant, urlPrefix: prefix)
+            package = try CreativePackage.load(multivariantPath: multivariant, urlPrefix: prefix, partTarget: partTarget)
         } catch {
             reader.fail(pathNode, packagePath, error.message)
             return nil

@@ -36,7 +36,14 @@ struct CreativePackage: Sendable, Hashable {
     }
 
     /// Reads the package at `multivariantPath`; its segments are served under `urlPrefix` (ends with `/`).
-    static func load(multivariantPath: String, urlPrefix: String) throws(LoadError) -> CreativePackage {
+    ///
+    /// - Parameter partTarget: when given (µs), every whole MPEG-TS segment in the package is cut into
+    ///   low-latency parts of about that length (``CreativeSegment/parts``), checked against F3 over
+    ///   all the package's renditions as the loop channel's are; segments that are byte ranges, fMP4 or
+    ///   remote stay whole.
+    static func load(multivariantPath: String, urlPrefix: String, partTarget: Int64? = nil) throws(LoadError)
+        -> CreativePackage
+    {
         let parent = PathNormalization.directory(of: multivariantPath)
         let directory = parent.isEmpty ? "." : parent
         let top: Playlist
@@ -65,13 +72,37 @@ struct CreativePackage: Sendable, Hashable {
             guard renditions[name] == nil else {
                 throw LoadError("\(multivariantPath): two media playlists map to rendition name \"\(name)\"")
             }
-            renditions[name] = try loadRendition(relative, directory: directory, urlPrefix: urlPrefix)
+            renditions[name] = try loadRendition(relative, directory: directory, urlPrefix: urlPrefix, partTarget: partTarget)
         }
+        try checkParts(renditions)
         return CreativePackage(renditions: renditions)
     }
 
-    private static func loadRendition(_ relative: String, directory: String, urlPrefix: String) throws(LoadError)
-        -> Rendition
+    /// F3's floor over the parts of every rendition, against the PART-TARGET they give together.
+    private static func checkParts(_ renditions: [String: Rendition]) throws(LoadError) {
+        var all: [[MediaPart]] = []
+        var shown: [String] = []
+        for (_, rendition) in renditions.sorted(by: { $0.key < $1.key }) {
+            for (index, segment) in rendition.media.segments.enumerated() where !segment.parts.isEmpty {
+                all.append(
+                    segment.parts.map {
+                        MediaPart(
+                            offset: Int64($0.offset), length: Int64($0.length), durationMicroseconds: $0.duration.microseconds,
+                            independent: $0.independent)
+                    })
+                shown.append("\(rendition.playlist):\(rendition.lines[index])")
+            }
+        }
+        let partTarget = PartCutting.partTarget(of: all)
+        if let short = PartCutting.firstShortPart(in: all, partTarget: partTarget) {
+            let duration = HLSDuration(microseconds: all[short.segment][short.part].durationMicroseconds)
+            throw LoadError(
+                "\(shown[short.segment]): part \(short.part) lasts \(duration) s, under 85 % of PART-TARGET \(HLSDuration(microseconds: partTarget)) s (F3); set another part_target")
+        }
+    }
+
+    private static func loadRendition(_ relative: String, directory: String, urlPrefix: String, partTarget: Int64?)
+        throws(LoadError) -> Rendition
     {
         let playlistDirectory = PathNormalization.directory(of: relative)
         let playlist: MediaPlaylist
@@ -116,24 +147,31 @@ struct CreativePackage: Sendable, Hashable {
                 uri: try served(segment.uri, in: playlistDirectory, directory: directory, urlPrefix: urlPrefix, at: at),
                 duration: segment.duration)
             if let range = ranges[index] { creativeSegment.byteRange = ByteRange(length: range.length, offset: range.offset) }
-            if creativeSegment.byteRange == nil, map == nil, !creativeSegment.uri.hasPrefix("http"),
-                let location = keyFrame(of: directory + "/" + (playlistDirectory.isEmpty ? "" : playlistDirectory + "/") + segment.uri)
+            let file = directory + "/" + (playlistDirectory.isEmpty ? "" : playlistDirectory + "/") + segment.uri
+            let wholeTransportStream = creativeSegment.byteRange == nil && map == nil && !creativeSegment.uri.hasPrefix("http")
+                && segment.uri.hasSuffix(".ts")
+            // A segment that does not probe as MPEG-TS is listed whole, without key frame or parts.
+            if wholeTransportStream, let data = FileManager.default.contents(atPath: file),
+                case let bytes = [UInt8](data), let probe = try? TransportStreamProbe.probe(bytes)
             {
-                keyFrames[creativeSegment.uri] = location
+                keyFrames[creativeSegment.uri] = KeyFrameLocation(transportStream: bytes, probe: probe)
+                if let partTarget {
+                    let duration = segment.duration.microseconds
+                    creativeSegment.parts = TransportStreamParts.cut(
+                        bytes, probe: probe, segmentDurationMicroseconds: duration,
+                        at: TransportStreamParts.cutTimes(segmentDurationMicroseconds: duration, partTargetMicroseconds: partTarget)
+                    ).map {
+                        CreativePart(
+                            offset: UInt64($0.offset), length: UInt64($0.length),
+                            duration: HLSDuration(microseconds: $0.durationMicroseconds), independent: $0.independent)
+                    }
+                }
             }
             segments.append(creativeSegment)
             lines.append(line)
         }
         return Rendition(
             media: CreativeRendition(map: map, segments: segments), playlist: relative, lines: lines, keyFrames: keyFrames)
-    }
-
-    /// The first key frame of the MPEG-TS file at `path`; `nil` for other media (or none).
-    private static func keyFrame(of path: String) -> KeyFrameLocation? {
-        guard path.hasSuffix(".ts"), let data = FileManager.default.contents(atPath: path) else { return nil }
-        let bytes = [UInt8](data)
-        guard let probe = try? TransportStreamProbe.probe(bytes) else { return nil }
-        return KeyFrameLocation(transportStream: bytes, probe: probe)
     }
 
     /// The URL a segment (or init section) of the package is served at: absolute URLs as they are,

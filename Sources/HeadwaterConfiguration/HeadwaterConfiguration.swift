@@ -552,14 +552,10 @@ public struct HeadwaterConfiguration: Sendable, Hashable {
         case "loop":
             guard let package = required("package", "the VOD multivariant playlist to loop") else { return nil }
             var partTarget: Int64? = Channel.Source.defaultPartTarget
-            if let entry = entries.first(where: { $0.key == "part_target" }), let text = reader.string(entry.value, "\(path).part_target") {
-                if text == "off" {
-                    partTarget = nil
-                } else if let seconds = Double(text), seconds >= 0.1, seconds <= 2 {
-                    partTarget = Int64((seconds * 1_000_000).rounded())
-                } else {
-                    reader.fail(entry.value, "\(path).part_target", "expected seconds from 0.1 to 2 (e.g. 0.4), or off")
-                }
+            if let entry = entries.first(where: { $0.key == "part_target" }),
+                let setting = reader.partTarget(entry.value, "\(path).part_target")
+            {
+                partTarget = setting.value
             }
             return .loop(package: resolve(package.text, against: baseDirectory), partTarget: partTarget)
         case "push":

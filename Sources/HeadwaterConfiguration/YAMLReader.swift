@@ -132,6 +132,28 @@ struct YAMLReader {
         return value
     }
 
+    /// A low-latency part target (`source.part_target`, ads.yaml's `part_target`): seconds from 0.1
+    /// to 2, as µs, or `off`. `.none` when the value is refused (the problem is recorded).
+    mutating func partTarget(_ node: Node, _ path: String) -> PartTargetSetting? {
+        guard let text = string(node, path) else { return nil }
+        if text == "off" { return .off }
+        guard let seconds = Double(text), seconds >= 0.1, seconds <= 2 else {
+            fail(node, path, "expected seconds from 0.1 to 2 (e.g. 0.4), or off")
+            return nil
+        }
+        return .microseconds(Int64((seconds * 1_000_000).rounded()))
+    }
+
+    enum PartTargetSetting {
+        case off
+        case microseconds(Int64)
+
+        var value: Int64? {
+            if case .microseconds(let value) = self { return value }
+            return nil
+        }
+    }
+
     mutating func bool(_ node: Node, _ path: String) -> Bool? {
         guard case .scalar(let scalar) = node else {
             fail(node, path, "must be true or false")

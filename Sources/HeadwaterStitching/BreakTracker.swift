@@ -130,9 +130,16 @@ public struct BreakTracker: Sendable, Hashable {
     ///     reported).
     ///   - ruleSetVersion: the ad configuration version current now; a break started now keeps it.
     /// - Returns: what happened, in order, for the caller's logs and metrics.
+    ///
+    /// Low-latency content (EXT-X-PART-INF) is processed one segment ahead: the segment still being
+    /// produced (`last + 1`, its tags those before its first part) is processed as soon as the one
+    /// before it is complete, so that a break starts, and returns, before the first part of its
+    /// segment is published and the stitched open segment never changes kind (F21). A cue that an
+    /// encoder writes only on the completed segment, not before its first part, is then not seen.
     public mutating func advance(to content: MediaPlaylist, ruleSetVersion: UInt64) -> [BreakEvent] {
+        guard !content.segments.isEmpty else { return [] }
+        let content = Self.withOpenSegment(content)
         let count = content.segments.count
-        guard count > 0 else { return [] }
         let first = content.effectiveMediaSequence
         var startIndex = 0
         if let lastProcessed {
@@ -146,6 +153,21 @@ public struct BreakTracker: Sendable, Hashable {
             process(index: index, of: content, dates: dates, ruleSetVersion: ruleSetVersion, events: &events)
         }
         return events
+    }
+
+    /// `content`, and when it is low-latency and live, its open segment as a segment: the tags before
+    /// its first part, lasting as long as the segment before it (a guess only the date of a "cue now"
+    /// after it depends on).
+    static func withOpenSegment(_ content: MediaPlaylist) -> MediaPlaylist {
+        guard content.partInformation != nil, !content.endList, let last = content.segments.last else { return content }
+        var tags = content.trailingTags
+        tags.parts = []
+        var open = MediaSegment(uri: last.uri, duration: last.duration)
+        open.tags = tags
+        var content = content
+        content.trailingTags = SegmentTags()
+        content.segments.append(open)
+        return content
     }
 
     /// Forgets the breaks that ended before `msn`: pass the first media sequence number still served

@@ -7,8 +7,9 @@ import HeadwaterHLS
 ///   part of the creatives of the breaks stitched in the window when longer (F3: every part ≤ it),
 ///   rounded up to the millisecond; PART-HOLD-BACK is at least 3× it (F1). The creatives are
 ///   measured over all their renditions, so every rendition has the same SERVER-CONTROL (C14).
-///   `CAN-SKIP-UNTIL`/`CAN-SKIP-DATERANGES` are not carried: the stitcher renders no delta updates,
-///   and advertising them would oblige the server to answer `_HLS_skip` with one (F14).
+///   `CAN-SKIP-UNTIL` is carried (the server answers `_HLS_skip=YES` with a delta of this playlist,
+///   F14); `CAN-SKIP-DATERANGES` is not: a stitched playlist's date ranges are its breaks', and a
+///   `v2` delta that left them out would need to know when each one appeared (F15).
 /// - Complete segments of the last three target durations (of the stitched timeline, measured to its
 ///   live edge) list their parts: content segments the content's (byte ranges made absolute), ad and
 ///   slate segments all their creative's (C11: older parts are dropped).
@@ -209,7 +210,7 @@ extension Stitcher {
         let partTarget = HLSDuration(microseconds: (longestPart.microseconds + 999) / 1000 * 1000)
         output.partInformation = PartInformation(partTarget: partTarget)
         var control = content.serverControl?.attributes ?? AttributeList()
-        control.attributes.removeAll { $0.name == "CAN-SKIP-UNTIL" || $0.name == "CAN-SKIP-DATERANGES" }
+        control.attributes.removeAll { $0.name == "CAN-SKIP-DATERANGES" }
         let holdBack = HLSDuration(microseconds: 3 * partTarget.microseconds)
         if (control.decimal("PART-HOLD-BACK") ?? .zero) < holdBack { control["PART-HOLD-BACK"] = .decimal(holdBack) }
         output.serverControl = ServerControl(attributes: control)

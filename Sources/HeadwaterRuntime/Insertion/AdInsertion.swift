@@ -429,14 +429,10 @@ public final class AdInsertion: Sendable {
     /// A stitched playlist of a low-latency channel as a session gets it: one rendition report for
     /// every other rendition (F6), under its stitched URI with this session's token, at this
     /// playlist's own edge — the renditions of a session are stitched alike (same media sequence
-    /// numbers, parts cut on one clock), so that is theirs within a part; and no
-    /// CAN-SKIP-DATERANGES, since a stitched playlist's date ranges are its breaks' and a `v2`
-    /// delta that left them out would need when each appeared (a `v2` request gets a `YES` delta).
+    /// numbers, parts cut on one clock), so that is theirs within a part.
     func lowLatency(_ playlist: MediaPlaylist, rendition: String, renditions: [String]) -> MediaPlaylist {
-        guard playlist.partInformation != nil || playlist.serverControl != nil else { return playlist }
-        var playlist = playlist
-        playlist.serverControl?.attributes["CAN-SKIP-DATERANGES"] = nil
         guard playlist.partInformation != nil, let edge = PlaylistEdge(playlist) else { return playlist }
+        var playlist = playlist
         let lastMSN = edge.openParts > 0 ? edge.lastSegment + 1 : edge.lastSegment
         let lastPart = edge.openParts > 0 ? edge.openParts - 1 : edge.lastSegmentParts - 1
         playlist.renditionReports = renditions.filter { $0 != rendition }.map { other in

@@ -1,4 +1,3 @@
-import Foundation
 import HeadwaterHLS
 import HeadwaterLiveWindow
 import HeadwaterMedia
@@ -13,40 +12,31 @@ extension LoopPackage {
     /// is not, since a player would stall on it.
     public func cuttingParts(every target: Int64) throws(LoadError) -> LoopPackage {
         var package = self
-        var longest: Int64 = 0
+        var all: [[MediaPart]] = []
+        var files: [String] = []
         for index in package.renditions.indices {
             var parts: [[MediaPart]] = []
             for segment in package.renditions[index].segments {
-                guard let data = FileManager.default.contents(atPath: segment.file.path) else {
-                    throw LoadError(description: "\(segment.file.path): cannot read file")
-                }
-                let duration = segment.duration.microseconds
-                let cut: [MediaPart]
                 do {
-                    cut = try TransportStreamParts.cut(
-                        [UInt8](data), segmentDurationMicroseconds: duration,
-                        at: TransportStreamParts.cutTimes(segmentDurationMicroseconds: duration, partTargetMicroseconds: target))
+                    parts.append(
+                        try PartCutting.cut(
+                            file: segment.file.path, durationMicroseconds: segment.duration.microseconds,
+                            targetMicroseconds: target))
                 } catch {
-                    throw LoadError(description: "\(segment.file.path): cannot cut into parts: \(error)")
+                    throw LoadError(description: error.description)
                 }
-                longest = max(longest, cut.map(\.durationMicroseconds).max() ?? 0)
-                parts.append(cut)
+                files.append(segment.file.path)
             }
             package.renditions[index].parts = parts
+            all += parts
         }
-        let partTarget = HLSDuration(microseconds: (longest + 999) / 1000 * 1000)
-        for rendition in package.renditions {
-            for (segmentIndex, parts) in rendition.parts.enumerated() {
-                for (partIndex, part) in parts.enumerated().dropLast() where !part.independent {
-                    guard part.durationMicroseconds * 100 >= partTarget.microseconds * 85 else {
-                        let file = rendition.segments[segmentIndex].file.path
-                        throw LoadError(
-                            description: "\(file): part \(partIndex) lasts \(HLSDuration(microseconds: part.durationMicroseconds)) s, under 85 % of PART-TARGET \(partTarget) s (F3); set another source.part_target for this package")
-                    }
-                }
-            }
+        let partTarget = PartCutting.partTarget(of: all)
+        if let short = PartCutting.firstShortPart(in: all, partTarget: partTarget) {
+            let duration = HLSDuration(microseconds: all[short.segment][short.part].durationMicroseconds)
+            throw LoadError(
+                description: "\(files[short.segment]): part \(short.part) lasts \(duration) s, under 85 % of PART-TARGET \(HLSDuration(microseconds: partTarget)) s (F3); set another source.part_target for this package")
         }
-        package.partTarget = partTarget
+        package.partTarget = HLSDuration(microseconds: partTarget)
         return package
     }
 }
