@@ -69,8 +69,10 @@ public struct BreakLog: Sendable, Hashable {
             date = known
             before = window.dsns[index] - (content.segments[index].tags.discontinuity ? 1 : 0)
         } else if msn > 0, let index = window.index(of: msn - 1), index == content.segments.count - 1 {
+            // The segment still being produced: dated by the tags before its first part, as
+            // `endBreak` dates it (a back-to-back break starts where the previous one ends).
             guard let previous = window.dates[index] else { throw .contentWithoutDates(msn: msn - 1) }
-            date = previous.adding(content.segments[index].duration)
+            date = content.trailingTags.programDateTime ?? previous.adding(content.segments[index].duration)
             before = window.dsns[index]
         } else {
             throw .notInContent(msn: msn, first: window.first, end: window.end)

@@ -84,6 +84,22 @@ struct BreakLogTests {
         #expect(log.openBreak?.startDate == GoldenChannel.firstDate.adding(.seconds(18)))
     }
 
+    @Test("a break announced on the open segment of low-latency content is dated by the tags before its first part")
+    func announcedOnOpenSegment() throws {
+        // The open segment 103 starts a discontinuity 2.5 s after 102 ends: its date is in the trailing
+        // tags. A return and a back-to-back start announced there agree on that date.
+        var content = Self.content(through: 102)
+        let openDate = GoldenChannel.firstDate.adding(.milliseconds(20_500))
+        content.trailingTags.discontinuity = true
+        content.trailingTags.programDateTime = openDate
+        var log = BreakLog()
+        try log.startBreak(id: "a", at: 101, plannedDuration: .seconds(12), ruleSetVersion: 1, content: Self.content(through: 101))
+        try log.endBreak(id: "a", at: 103, content: content)
+        try log.startBreak(id: "b", at: 103, plannedDuration: .seconds(6), ruleSetVersion: 1, content: content)
+        #expect(log.breaks[0].end?.date == openDate)
+        #expect(log.openBreak?.startDate == openDate)
+    }
+
     @Test("contract violations are errors, not crashes")
     func contract() throws {
         var log = BreakLog()

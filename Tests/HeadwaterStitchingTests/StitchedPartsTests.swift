@@ -228,7 +228,9 @@ struct PartsRun {
         // 2: a legal successor.
         if let previous = viewers[index].previous[rendition] {
             let errors = LiveUpdateChecker.check(previous: previous, next: playlist).filter { $0.severity == .error }
-            if !errors.isEmpty { return "not a legal successor: \(errors)\nprevious:\n\(PlaylistSerializer.string(previous))" }
+            if !errors.isEmpty {
+                return "not a legal successor: \(errors)\nprevious:\n\(PlaylistSerializer.string(previous))\nnext:\n\(PlaylistSerializer.string(playlist))"
+            }
         }
         // 4.
         if playlist.targetDuration != content.targetDuration { return "TARGETDURATION \(playlist.targetDuration)" }
