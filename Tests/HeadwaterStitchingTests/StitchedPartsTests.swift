@@ -192,6 +192,25 @@ struct PartsRun {
                 return "\(rendition): render failed: \(error)"
             }
             renders += 1
+            // The origin renders from the window's decisions (one template per decision set): the
+            // same playlist, whose window includes the open segment's break.
+            if renders % 3 == 0 {
+                do {
+                    var decider = SessionDecisions(
+                        log: channel.log, session: viewers[index].session, ruleSets: [1: channel.ruleSet])
+                    let decisions = try WindowDecisions(breaks: Stitcher.windowBreaks(content: content, breaks: channel.log)) {
+                        (index: Int) throws(StitchingError) -> StitchedPod? in
+                        try decider.decision(at: index).map(StitchedPod.init)
+                    }
+                    let fromDecisions = try Stitcher.render(
+                        content: content, rendition: rendition, breaks: channel.log, decisions: decisions,
+                        sessionID: viewers[index].session.id, ruleSets: [1: channel.ruleSet],
+                        options: StitchOptions(cueMarkers: seed % 2 == 0, minimumDuration: channel.minimumWindow))
+                    if fromDecisions != playlist { return "\(rendition): rendered from window decisions differently" }
+                } catch {
+                    return "\(rendition): render from window decisions failed: \(error)"
+                }
+            }
             if let failure = check(playlist, content: content, rendition: rendition, viewer: index) {
                 return "\(viewers[index].session.id) \(rendition): \(failure)\n\(PlaylistSerializer.string(playlist))"
             }

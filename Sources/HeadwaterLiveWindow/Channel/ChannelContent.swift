@@ -27,20 +27,40 @@ public struct ChannelContent: Sendable {
         var playlist = playlist
         for index in playlist.segments.indices {
             playlist.segments[index].uri = resolve(playlist.segments[index].uri, base)
-            if var map = playlist.segments[index].tags.map {
-                map.uri = resolve(map.uri, base)
-                playlist.segments[index].tags.map = map
-            }
-            let keys = playlist.segments[index].tags.keys
-            if !keys.isEmpty {
-                playlist.segments[index].tags.keys = keys.map { key in
-                    var key = key
-                    if let uri = key.uri { key.attributes["URI"] = .quoted(resolve(uri, base)) }
-                    return key
-                }
-            }
+            resolving(&playlist.segments[index].tags, against: base)
+        }
+        // Low latency: the open segment's parts and tags, and the hints.
+        resolving(&playlist.trailingTags, against: base)
+        playlist.preloadHints = playlist.preloadHints.map { hint in
+            var hint = hint
+            if let uri = hint.attributes.string("URI") { hint.attributes["URI"] = .quoted(resolve(uri, base)) }
+            return hint
         }
         return playlist
+    }
+
+    /// The URIs of a segment's MAP, KEYs and parts under `base`.
+    private static func resolving(_ tags: inout SegmentTags, against base: String) {
+        if var map = tags.map {
+            map.uri = resolve(map.uri, base)
+            tags.map = map
+        }
+        let keys = tags.keys
+        if !keys.isEmpty {
+            tags.keys = keys.map { key in
+                var key = key
+                if let uri = key.uri { key.attributes["URI"] = .quoted(resolve(uri, base)) }
+                return key
+            }
+        }
+        let parts = tags.parts
+        if !parts.isEmpty {
+            tags.parts = parts.map { part in
+                var part = part
+                part.attributes["URI"] = .quoted(resolve(part.uri, base))
+                return part
+            }
+        }
     }
 
     /// `uri` under `base` unless it is already absolute (`scheme:`) or root-relative (`/…`).
