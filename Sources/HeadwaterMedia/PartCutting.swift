@@ -1,32 +1,7 @@
-import Foundation
-
-/// Cutting a package's segment files into low-latency parts, and the check that makes the cut usable
+/// The PART-TARGET of a package cut into low-latency parts, and the check that makes the cut usable
 /// (HLS-RULES F3): one implementation for every package Headwater cuts, the looping channel's and
 /// the ad creatives' and slate's.
 public enum PartCutting {
-    /// Why a segment file cannot be cut into parts: one line naming the file (and the part).
-    public struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
-        public var description: String
-    }
-
-    /// The MPEG-TS file at `path`, which lasts `durationMicroseconds` (its EXTINF), cut into parts of
-    /// about `targetMicroseconds` (``TransportStreamParts/cutTimes(segmentDurationMicroseconds:partTargetMicroseconds:)``).
-    public static func cut(file path: String, durationMicroseconds: Int64, targetMicroseconds: Int64) throws(Failure)
-        -> [MediaPart]
-    {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw Failure(description: "\(path): cannot read file")
-        }
-        do {
-            return try TransportStreamParts.cut(
-                [UInt8](data), segmentDurationMicroseconds: durationMicroseconds,
-                at: TransportStreamParts.cutTimes(
-                    segmentDurationMicroseconds: durationMicroseconds, partTargetMicroseconds: targetMicroseconds))
-        } catch {
-            throw Failure(description: "\(path): cannot cut into parts: \(error)")
-        }
-    }
-
     /// The PART-TARGET (µs) of segments cut into `parts`: the longest part, rounded up to the
     /// millisecond, so that every part is at most it (F3).
     public static func partTarget(of parts: [[MediaPart]]) -> Int64 {

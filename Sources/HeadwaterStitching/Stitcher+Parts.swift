@@ -17,7 +17,10 @@ import HeadwaterHLS
 ///   through (with DISCONTINUITY and date before the first part on a return or a not-stitched slot,
 ///   F3); a stitched slot lists its creative's parts *at the pace of the content*: those whose running
 ///   total is within the content's published part durations (invariant 5: never ahead of the live
-///   edge), after DISCONTINUITY, KEY/MAP and the date the whole segment will have (F3).
+///   edge), after DISCONTINUITY, KEY/MAP and the date the whole segment will have (F3). Those tags
+///   are written from the moment the segment is open, before its first part is: a player that loads
+///   the hinted first part numbers it with the discontinuity it belongs to (hls.js placed an ad
+///   whose DISCONTINUITY came only with its first part 20 s back on its timeline and stalled).
 /// - One `EXT-X-PRELOAD-HINT` for the next part this viewer gets (F4, F17): the creative's next part,
 ///   the next slot's first part once the open slot's parts are all listed, or the content's hint when
 ///   the next part is content. A `TYPE=MAP` hint joins it when that part needs another initialization
@@ -113,12 +116,10 @@ extension Stitcher {
         switch log.position(of: openMSN, lastBreak: cursor) {
         case .content(_, let returnFrom):
             hints = contentHints
-            if !contentParts.isEmpty {
-                trailing.parts = contentParts
-                trailing.discontinuity = content.trailingTags.discontinuity || returnFrom != nil
-                trailing.programDateTime = content.trailingTags.programDateTime ?? (returnFrom != nil ? openDate : nil)
-                if returnFrom != nil, options.cueMarkers { trailing.adMarkers = [.cueIn(value: nil)] }
-            }
+            trailing.parts = contentParts
+            trailing.discontinuity = content.trailingTags.discontinuity || returnFrom != nil
+            trailing.programDateTime = content.trailingTags.programDateTime ?? (returnFrom != nil ? openDate : nil)
+            if returnFrom != nil, options.cueMarkers { trailing.adMarkers = [.cueIn(value: nil)] }
 
         case .slot(let breakIndex, let slot):
             let adBreak = log.breaks[breakIndex]
@@ -140,17 +141,15 @@ extension Stitcher {
                     total += part.duration
                     listed += 1
                 }
-                if listed > 0 {
-                    trailing.parts = item.segment.parts[..<listed].map { $0.partialSegment(uri: item.segment.uri) }
-                    trailing.discontinuity = true
-                    trailing.programDateTime = date
-                    if options.cueMarkers {
-                        trailing.adMarkers = cueMarkers(
-                            log: log, breakIndex: breakIndex, slot: slot, msn: openMSN,
-                            elapsed: isAd
-                                ? layout.offset(ofSlot: slot)
-                                : max(.zero, (date ?? adBreak.startDate).duration(since: adBreak.startDate)))
-                    }
+                trailing.parts = item.segment.parts[..<listed].map { $0.partialSegment(uri: item.segment.uri) }
+                trailing.discontinuity = true
+                trailing.programDateTime = date
+                if options.cueMarkers {
+                    trailing.adMarkers = cueMarkers(
+                        log: log, breakIndex: breakIndex, slot: slot, msn: openMSN,
+                        elapsed: isAd
+                            ? layout.offset(ofSlot: slot)
+                            : max(.zero, (date ?? adBreak.startDate).duration(since: adBreak.startDate)))
                 }
                 needed = openContext.forCreative(map: item.map)
                 // The next part: the creative's, or the first of the next slot's creative.
@@ -168,22 +167,20 @@ extension Stitcher {
             } else {
                 // Not stitched for this viewer: the content, with a DISCONTINUITY on every slot.
                 hints = contentHints
-                if !contentParts.isEmpty {
-                    trailing.parts = contentParts
-                    trailing.discontinuity = true
-                    trailing.programDateTime = openDate
-                    if options.cueMarkers {
-                        trailing.adMarkers = cueMarkers(
-                            log: log, breakIndex: breakIndex, slot: slot, msn: openMSN,
-                            elapsed: max(.zero, (openDate ?? adBreak.startDate).duration(since: adBreak.startDate)))
-                    }
+                trailing.parts = contentParts
+                trailing.discontinuity = true
+                trailing.programDateTime = openDate
+                if options.cueMarkers {
+                    trailing.adMarkers = cueMarkers(
+                        log: log, breakIndex: breakIndex, slot: slot, msn: openMSN,
+                        elapsed: max(.zero, (openDate ?? adBreak.startDate).duration(since: adBreak.startDate)))
                 }
             }
         }
-        if !trailing.parts.isEmpty {
+        if !output.endList {
             try apply(needed, after: inEffect, to: &trailing, msn: openMSN)
+            output.trailingTags = trailing
         }
-        output.trailingTags = trailing
         output.preloadHints = output.endList ? [] : hints
 
         // Parts of the complete segments of the last three target durations (C11), measured on the

@@ -38,10 +38,16 @@ extension RealClients {
               errors += 1;
               console.log(`HLS_ERROR ${data.type} ${data.details} fatal=${data.fatal} frag=${data.frag ? data.frag.url + " sn=" + data.frag.sn + " level=" + data.frag.level : "-"} part=${data.part ? data.part.index : "-"} reason=${data.reason || (data.error && data.error.message) || "-"}`);
             });
+            // A fragment played while still open (low latency) has no URL of its own yet, only its
+            // parts': remember which media sequence numbers came from ad parts.
+            const adNumbers = new Set();
+            hls.on(Hls.Events.FRAG_LOADED, (event, data) => {
+              if (data.part && data.part.url.includes("/ads/")) adNumbers.add(data.frag.sn);
+            });
             hls.on(Hls.Events.FRAG_CHANGED, (event, data) => {
-              const ad = data.frag.url.includes("/ads/");
+              const ad = data.frag.url.includes("/ads/") || adNumbers.has(data.frag.sn);
               if (ad) adFragments += 1;
-              if (ad && !inAd) { breaks += 1; console.log(`AD_START ${data.frag.url} sn=${data.frag.sn} cc=${data.frag.cc}`); }
+              if (ad && !inAd) { breaks += 1; console.log(`AD_START ${data.frag.url || "(open)"} sn=${data.frag.sn} cc=${data.frag.cc}`); }
               if (!ad && inAd) console.log(`AD_END sn=${data.frag.sn} cc=${data.frag.cc}`);
               inAd = ad;
             });
@@ -102,6 +108,10 @@ extension RealClients {
                 chromium: chromium, url: "\(server.httpsOrigin)/player.html?\(query)", spki: server.authority.serverSPKISHA256,
                 profile: server.fixture.directory.appendingPathComponent("profile"), until: "DONE errors=", timeout: TimeInterval(seconds + 40))
             let log = server.logText
+            // HEADWATER_PLAY_LOG=<file>: the server's log and the page's console, for reading a failure.
+            if let path = ProcessInfo.processInfo.environment["HEADWATER_PLAY_LOG"] {
+                try (log + "\n==== console\n" + console.joined(separator: "\n")).write(toFile: path, atomically: true, encoding: .utf8)
+            }
             let done = try #require(console.first { $0.contains("DONE errors=") }, "page finished: \(console.suffix(8))")
             #expect(!console.contains { $0.contains("HLS_ERROR") }, "\(console.filter { $0.contains("HLS_ERROR") })")
             #expect(done.contains("DONE errors=0 "), "\(done)")

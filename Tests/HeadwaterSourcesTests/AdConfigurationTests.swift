@@ -151,11 +151,46 @@ struct AdConfigurationTests {
               - {id: r, pods: [p], pod: [p]}
             """)
         #expect(problems == [
-            "ads.yaml:6: colour: unknown key (expected one of: creatives, pods, rules, slate)",
+            "ads.yaml:6: colour: unknown key (expected one of: creatives, part_target, pods, rules, slate)",
             "ads.yaml:4: creatives.ad1.tracking.impresion: unknown key (expected one of: complete, first_quartile, impression, midpoint, third_quartile)",
             "ads.yaml:8: pods.p.cap.every: unknown key (expected one of: count, per)",
             "ads.yaml:10: rules[0].pod: unknown key (expected one of: id, pods, when)",
         ])
+    }
+
+    @Test("creatives and slate are cut into low-latency parts like the loop channel (part_target), or not (off)")
+    func creativeParts() throws {
+        let path = repositoryRoot + "/Config/ads.yaml"
+        let ads = try AdConfiguration.load(file: path, publicDirectory: repositoryRoot + "/Public", version: 1)
+        let demo = try LoopPackage.load(multivariantPath: demoPackagePath).cuttingParts(every: 400_000)
+        for (id, creative) in ads.ruleSet.creatives.sorted(by: { $0.key < $1.key }) + [("slate", ads.ruleSet.slate)] {
+            for (name, rendition) in creative.renditions {
+                for segment in rendition.segments {
+                    // 2 s segments in five ~0.4 s parts that cover the file, the first starting with a key
+                    // frame, none over the demo's PART-TARGET: a player's part cadence holds through a break.
+                    #expect(segment.parts.count == 5, "\(id) \(name) \(segment.uri)")
+                    #expect(segment.parts.first?.offset == 0 && segment.parts.first?.independent == true)
+                    #expect(zip(segment.parts, segment.parts.dropFirst()).allSatisfy { $0.offset + $0.length == $1.offset })
+                    #expect(segment.parts.reduce(HLSDuration.zero) { $0 + $1.duration } == segment.duration)
+                    #expect(segment.parts.allSatisfy { $0.duration <= demo.partTarget! }, "\(id) \(name) \(segment.uri)")
+                }
+            }
+        }
+        let off = FileManager.default.temporaryDirectory.appendingPathComponent("ads-parts-off-\(getpid()).yaml").path
+        defer { try? FileManager.default.removeItem(atPath: off) }
+        try ((try String(contentsOfFile: path, encoding: .utf8)).replacingOccurrences(of: "../Public/", with: repositoryRoot + "/Public/")
+            + "\npart_target: off\n").write(toFile: off, atomically: true, encoding: .utf8)
+        let whole = try AdConfiguration.load(file: off, publicDirectory: repositoryRoot + "/Public", version: 1)
+        #expect(whole.ruleSet.creatives.values.allSatisfy { $0.renditions.values.allSatisfy { $0.segments.allSatisfy(\.parts.isEmpty) } })
+        let problems = try AdsFixture().problems(
+            """
+            part_target: 7
+            creatives: {}
+            slate: x
+            pods: {}
+            rules: []
+            """)
+        #expect(problems.first == "ads.yaml:1: part_target: expected seconds from 0.1 to 2 (e.g. 0.4), or off")
     }
 
     @Test("bad frequency caps")

@@ -69,10 +69,11 @@ struct PartsChannel {
         var playlist = contents[rendition]!
         if published > 0 {
             playlist.trailingTags.parts = parts(of: openMSN, rendition: rendition, durations: openParts, count: published)
-            if openDiscontinuity {
-                playlist.trailingTags.discontinuity = true
-                playlist.trailingTags.programDateTime = openDate
-            }
+        }
+        // From the moment the segment opens, as the loop channel writes them: its first part is hinted.
+        if openDiscontinuity {
+            playlist.trailingTags.discontinuity = true
+            playlist.trailingTags.programDateTime = openDate
         }
         // The next part: of the open segment, or the first of the next (its length: a part target).
         let hinted = published < openParts.count ? openMSN : openMSN + 1

@@ -1,3 +1,4 @@
+import Foundation
 import HeadwaterHLS
 import HeadwaterLiveWindow
 import HeadwaterMedia
@@ -17,13 +18,17 @@ extension LoopPackage {
         for index in package.renditions.indices {
             var parts: [[MediaPart]] = []
             for segment in package.renditions[index].segments {
+                guard let data = FileManager.default.contents(atPath: segment.file.path) else {
+                    throw LoadError(description: "\(segment.file.path): cannot read file")
+                }
+                let duration = segment.duration.microseconds
                 do {
                     parts.append(
-                        try PartCutting.cut(
-                            file: segment.file.path, durationMicroseconds: segment.duration.microseconds,
-                            targetMicroseconds: target))
+                        try TransportStreamParts.cut(
+                            [UInt8](data), segmentDurationMicroseconds: duration,
+                            at: TransportStreamParts.cutTimes(segmentDurationMicroseconds: duration, partTargetMicroseconds: target)))
                 } catch {
-                    throw LoadError(description: error.description)
+                    throw LoadError(description: "\(segment.file.path): cannot cut into parts: \(error)")
                 }
                 files.append(segment.file.path)
             }
