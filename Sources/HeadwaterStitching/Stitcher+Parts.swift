@@ -19,8 +19,8 @@ import HeadwaterHLS
 ///   total is within the content's published part durations (invariant 5: never ahead of the live
 ///   edge), after DISCONTINUITY, KEY/MAP and the date the whole segment will have (F3). Those tags
 ///   are written from the moment the segment is open, before its first part is: a player that loads
-///   the hinted first part numbers it with the discontinuity it belongs to (hls.js placed an ad
-///   whose DISCONTINUITY came only with its first part 20 s back on its timeline and stalled).
+///   the hinted first part numbers it with the discontinuity it belongs to (hls.js, given an ad's
+///   DISCONTINUITY only with its first part, put the ad elsewhere on its timeline and stalled).
 /// - One `EXT-X-PRELOAD-HINT` for the next part this viewer gets (F4, F17): the creative's next part,
 ///   the next slot's first part once the open slot's parts are all listed, or the content's hint when
 ///   the next part is content. A `TYPE=MAP` hint joins it when that part needs another initialization
