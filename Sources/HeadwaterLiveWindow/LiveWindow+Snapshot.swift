@@ -25,14 +25,21 @@ extension LiveWindow {
         var segments: [String: [String: SegmentFile]] = [:]
         for name in liveRenditions {
             guard let last = renditions[name]!.lastMSN else { continue }
-            if renditions[name]!.listed?.lastMSN != last {
+            let parts = renditions[name]!.parts.version
+            if renditions[name]!.listed?.lastMSN != last || renditions[name]!.listedParts != parts {
                 let model = mediaPlaylist(rendition: name)!
                 renditions[name]!.listed = (last, model)
+                renditions[name]!.listedParts = parts
+                renditions[name]!.publications += 1
                 renditions[name]!.listedIFrames = iFramePlaylist(of: model, rendition: renditions[name]!)
             }
+            // A playlist with parts changes between segments: published under a count of its
+            // versions (and a tag of its own, so no ETag repeats one published by last MSN).
+            let lowLatency = renditions[name]!.parts.partTarget != nil
             playlists[name] = WindowVersion.Playlist(
-                model: renditions[name]!.listed!.model, tag: "\(configuration.channel)-\(name)-\(configuration.runTag)",
-                version: last)
+                model: renditions[name]!.listed!.model,
+                tag: "\(configuration.channel)-\(name)-\(configuration.runTag)\(lowLatency ? "-ll" : "")",
+                version: lowLatency ? renditions[name]!.publications : last)
             if let iFrames = renditions[name]!.listedIFrames {
                 iFramePlaylists[name] = WindowVersion.Playlist(
                     model: iFrames, tag: "\(configuration.channel)-\(name)-iframes-\(configuration.runTag)", version: last)
@@ -234,7 +241,10 @@ extension LiveWindow {
                 add(segment.uri)
                 add(segment.tags.map?.uri)
                 for key in segment.tags.keys { add(key.uri) }
+                for part in segment.tags.parts { add(part.uri) }
             }
+            for part in playlist.trailingTags.parts { add(part.uri) }
+            for hint in playlist.preloadHints { add(hint.uri) }
         }
         for (path, upload) in uploads where now - upload.completedAt > horizon && !referenced.contains(path) {
             uploads[path] = nil

@@ -160,6 +160,7 @@ public struct LiveWindow: Sendable {
                 reason: .renditionConflict)
         }
         try Self.checkBounds(playlist, path: path)
+        try checkParts(playlist, rendition: name, path: path, now: now)
         if configuration.encryptsSegments { try Self.checkEncryptable(playlist, path: path) }
         begin()
         receive(playlist, rendition: name, path: path, now: now)
@@ -183,6 +184,12 @@ public struct LiveWindow: Sendable {
     public mutating func expire(now: Int64) -> Outcome {
         begin()
         checkStall(now: now)
+        for name in renditions.keys.sorted() {
+            // A part the encoder listed but never uploaded is given up on the clock, too.
+            guard var rendition = renditions[name], rendition.parts.partTarget != nil else { continue }
+            updateOpenParts(&rendition, now: now)
+            renditions[name] = rendition
+        }
         return end(now: now)
     }
 
@@ -224,6 +231,7 @@ public struct LiveWindow: Sendable {
     public func mediaPlaylist(rendition: String) -> MediaPlaylist? {
         guard let state = renditions[rendition], !state.entries.isEmpty else { return nil }
         var playlist = state.window
+        addParts(to: &playlist, state)
         // EXT-X-VERSION as required by what is listed, no higher (A8).
         let required = PlaylistValidator.requiredVersion(playlist).version
         playlist.version = required > 1 ? required : nil
@@ -278,6 +286,11 @@ public struct PushReport: Sendable, Hashable, CustomStringConvertible {
         case stall
         /// The source is back after a stall.
         case stallEnded = "stall_ended"
+        /// A part the encoder listed never arrived (within three part targets, or by the time its
+        /// segment did): listed as GAP=YES, and no longer hinted.
+        case missingPart = "missing_part"
+        /// The encoder's EXT-X-SERVER-CONTROL falls short of F1 (Headwater serves its own).
+        case serverControlDeviation = "server_control_deviation"
     }
 
     public var kind: Kind
