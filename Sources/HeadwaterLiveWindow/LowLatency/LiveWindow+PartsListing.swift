@@ -5,12 +5,17 @@ import HeadwaterHLS
 /// hint announces before the part exists; one the encoder listed but never uploaded is given up
 /// after three part targets and listed as GAP=YES, so the parts after it can be listed.
 extension LiveWindow {
-    /// The stored file of an encoder part, when its upload is complete (and covers its range).
-    func partFile(_ part: RenditionParts.EncoderPart, _ rendition: RenditionWindow) -> SegmentFile? {
+    /// The stored file of an encoder part, when its upload is complete (and covers its range) and
+    /// is not one an earlier encoder run listed under the same name; a listed one is remembered, so
+    /// that after a restart the name is not taken for the new run's part (``restart(_:_:reason:now:)``).
+    mutating func partFile(_ part: RenditionParts.EncoderPart, _ rendition: inout RenditionWindow) -> SegmentFile? {
         guard !part.gap, let path = IngestPath.resolve(part.uri, relativeTo: rendition.playlistPath),
             let upload = uploads[path], rendition.stale[path] != upload.sequence
         else { return nil }
         if let range = part.range, Self.shortfall(upload.file, range) != nil { return nil }
+        if !rendition.history.contains(where: { $0.path == path && $0.upload == upload.sequence }) {
+            rendition.remember(path: path, upload: upload.sequence)
+        }
         return upload.file
     }
 
@@ -42,7 +47,7 @@ extension LiveWindow {
         else { return }
         var parts: [RenditionParts.Listed] = []
         for (index, part) in parent.parts.enumerated() {
-            let stored = partFile(part, rendition)
+            let stored = partFile(part, &rendition)
             if stored == nil, !part.gap, rendition.parts.gaveUp[msn]?.contains(index) != true {
                 report(
                     .missingPart, rendition.name,
@@ -112,7 +117,7 @@ extension LiveWindow {
         var index = listed.count
         while index < known.count {
             let part = known[index]
-            if let file = partFile(part, rendition) {
+            if let file = partFile(part, &rendition) {
                 listed.append(listedPart(part, msn: open, index: index, file: file, rendition))
             } else if part.gap {
                 listed.append(listedPart(part, msn: open, index: index, file: nil, rendition))
