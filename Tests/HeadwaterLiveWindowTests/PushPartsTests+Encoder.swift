@@ -25,6 +25,8 @@ struct LowLatencyEncoder {
     var open: UInt64 = 0
     var openParts = 0
     var completed: [UInt64] = []
+    /// Counts encoder restarts: names start over, stored files say which run they hold.
+    var run = 0
     private var uploads = 0
 
     var segmentDuration: HLSDuration { HLSDuration(microseconds: partDuration.microseconds * Int64(partsPerSegment)) }
@@ -35,7 +37,7 @@ struct LowLatencyEncoder {
     mutating func file(_ path: String, length: UInt64) -> SegmentFile {
         uploads += 1
         return SegmentFile(
-            path: "/store/\(path)/\(uploads)", length: Int64(length), entityTag: "\"\(path)-\(uploads)\"",
+            path: "/store/r\(run)/\(path)/\(uploads)", length: Int64(length), entityTag: "\"\(path)-\(uploads)\"",
             contentType: "video/mp2t", lastModified: clock / 1_000_000)
     }
 
@@ -45,6 +47,15 @@ struct LowLatencyEncoder {
                 uri: partURI(n, k), duration: partDuration, independent: k == 0,
                 byteRange: byteRanges ? ByteRange(length: Self.partBytes, offset: UInt64(k) * Self.partBytes) : nil)
         }
+    }
+
+    /// The encoder process restarts: numbering and names start over.
+    mutating func restart() {
+        run += 1
+        open = 0
+        openParts = 0
+        completed = []
+        clock += 3_000_000
     }
 
     /// The encoder's playlist now.

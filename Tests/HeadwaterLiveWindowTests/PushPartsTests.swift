@@ -172,6 +172,30 @@ struct PushPartsTests {
         #expect(checker.problems.isEmpty, "\(checker.problems.prefix(5))")
     }
 
+    @Test("after an encoder restart that reuses names, a part is never listed with the previous run's file")
+    func restartReusingNames() throws {
+        var encoder = LowLatencyEncoder()
+        var window = Self.window()
+        var checker = PartsChecker()
+        try Self.run(&encoder, &window, parts: 4 * 6, &checker)
+        encoder.restart()
+        try Self.run(&encoder, &window, parts: 3, &checker)
+        // The last part of the new run's first segment is listed before its upload arrives: the
+        // previous run's file of that name must not stand in for it.
+        _ = try encoder.step(&window, upload: false)
+        checker.check(&window, now: encoder.clock, "restarted")
+        let snapshot = window.snapshot(now: encoder.clock)
+        let playlist = try #require(snapshot.media["v0"]).model
+        let parts = try #require(playlist.segments.last?.tags.parts)
+        #expect(parts.count == 4 && parts[3].isGap && !parts[2].isGap)
+        let files = snapshot.segments["v0"] ?? [:]
+        for part in parts where !part.isGap {
+            #expect(files[PushChecker.name(part.uri)]?.path.hasPrefix("/store/r1/") == true, "\(part.uri)")
+        }
+        try Self.run(&encoder, &window, parts: 4 * 4, &checker)
+        #expect(checker.problems.isEmpty, "\(checker.problems.prefix(5))")
+    }
+
     @Test("the encoder's SERVER-CONTROL is checked against F1 and each deviation reported once, not passed through")
     func serverControlDeviations() throws {
         var encoder = LowLatencyEncoder()
