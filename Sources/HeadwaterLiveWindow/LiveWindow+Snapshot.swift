@@ -46,6 +46,7 @@ extension LiveWindow {
             }
             segments[name] = renditions[name]!.fetchable
         }
+        addRenditionReports(to: &playlists)
         if !playlists.isEmpty { updateMultivariant() }
         let multivariant: WindowVersion.Multivariant? =
             playlists.isEmpty
@@ -62,6 +63,29 @@ extension LiveWindow {
             targetDuration: configuration.targetDuration, status: status(), publishedAt: now / 1_000_000)
         version.iFrames = iFramePlaylists
         return version
+    }
+
+    /// Every low-latency playlist reports every other live rendition's edge (F6, App. B.1). The
+    /// reports change with the other renditions' parts: a playlist whose reports changed is a new
+    /// version (kept as listed, so an unchanged one keeps its version).
+    private mutating func addRenditionReports(to playlists: inout [String: WindowVersion.Playlist]) {
+        guard playlists.count > 1, playlists.keys.contains(where: { renditions[$0]!.parts.partTarget != nil }) else {
+            return
+        }
+        var edges: [(name: String, lastMSN: UInt64, lastPart: Int?)] = []
+        for name in playlists.keys.sorted() {
+            if let edge = LowLatencyPolicy.reportedEdge(of: playlists[name]!.model) {
+                edges.append((name, edge.lastMSN, edge.lastPart))
+            }
+        }
+        for name in playlists.keys.sorted() where renditions[name]!.parts.partTarget != nil {
+            let reports = LowLatencyPolicy.renditionReports(for: name, edges: edges)
+            guard reports != playlists[name]!.model.renditionReports else { continue }
+            renditions[name]!.listed!.model.renditionReports = reports
+            renditions[name]!.publications += 1
+            playlists[name]!.model = renditions[name]!.listed!.model
+            playlists[name]!.version = renditions[name]!.publications
+        }
     }
 
     /// The I-frame playlist of `media`, the listed playlist of `rendition`: `nil` unless some listed

@@ -30,6 +30,28 @@ public enum LowLatencyPolicy {
         age <= 3 * Int64(targetDuration) * 1_000_000
     }
 
+    /// One report for every other rendition (F6, App. B.1): its last segment and part at the same
+    /// instant, under the URI of its playlist relative to this one (`{rendition}.m3u8`).
+    public static func renditionReports(
+        for rendition: String, edges: [(name: String, lastMSN: UInt64, lastPart: Int?)]
+    ) -> [RenditionReport] {
+        edges.filter { $0.name != rendition }.map { edge in
+            var attributes: AttributeList = [
+                Attribute("URI", .quoted("\(edge.name).m3u8")), Attribute("LAST-MSN", .integer(edge.lastMSN)),
+            ]
+            if let part = edge.lastPart { attributes["LAST-PART"] = .integer(part) }
+            return RenditionReport(attributes: attributes)
+        }
+    }
+
+    /// Where `playlist` ends, as a rendition report gives it: the segment of its newest part (the
+    /// open one when it has parts) and that part's index; the last segment and no part without parts.
+    public static func reportedEdge(of playlist: MediaPlaylist) -> (lastMSN: UInt64, lastPart: Int?)? {
+        guard let edge = PlaylistEdge(playlist) else { return nil }
+        if edge.openParts > 0 { return (edge.lastSegment &+ 1, edge.openParts - 1) }
+        return (edge.lastSegment, edge.lastSegmentParts > 0 ? edge.lastSegmentParts - 1 : nil)
+    }
+
     /// What an encoder's `EXT-X-SERVER-CONTROL` gets wrong by F1, one line each (empty when
     /// nothing): Headwater serves its own (``serverControl(partTarget:targetDuration:skipsDateRanges:)``),
     /// but an encoder that a player would reject when pulled directly is worth telling.

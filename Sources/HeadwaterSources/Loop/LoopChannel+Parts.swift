@@ -102,17 +102,10 @@ extension LoopChannel {
         LowLatencyPolicy.serverControl(partTarget: partTarget, targetDuration: targetDuration, skipsDateRanges: true)
     }
 
-    /// One report for every other rendition (F6, App. B.1): its last segment and part at the same
-    /// instant, under the URI of its playlist relative to this one.
+    /// One report for every other rendition (F6): ``LowLatencyPolicy/renditionReports(for:edges:)``.
     static func renditionReports(
         for rendition: String, edges: [(name: String, lastMSN: UInt64, lastPart: Int?)]
     ) -> [RenditionReport] {
-        edges.filter { $0.name != rendition }.map { edge in
-            var attributes: AttributeList = [
-                Attribute("URI", .quoted("\(edge.name).m3u8")), Attribute("LAST-MSN", .integer(edge.lastMSN)),
-            ]
-            if let part = edge.lastPart { attributes["LAST-PART"] = .integer(part) }
-            return RenditionReport(attributes: attributes)
-        }
+        LowLatencyPolicy.renditionReports(for: rendition, edges: edges)
     }
 }
