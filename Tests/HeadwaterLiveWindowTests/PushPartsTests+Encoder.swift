@@ -7,6 +7,8 @@ import Testing
 /// file), then the parts of the open segment and a hint for the next part. The clock advances one
 /// part at a time.
 struct LowLatencyEncoder {
+    /// Its playlist is `{rendition}.m3u8`, its files below `{rendition}/`.
+    var rendition = "v0"
     var partsPerSegment = 4
     var partDuration = HLSDuration.milliseconds(500)
     /// Parts are byte ranges of `seg-{n}.ts` (re-uploaded as it grows) instead of files of their own.
@@ -31,8 +33,8 @@ struct LowLatencyEncoder {
 
     var segmentDuration: HLSDuration { HLSDuration(microseconds: partDuration.microseconds * Int64(partsPerSegment)) }
 
-    static func segmentURI(_ n: UInt64) -> String { "seg-\(n).ts" }
-    func partURI(_ n: UInt64, _ k: Int) -> String { byteRanges ? Self.segmentURI(n) : "seg-\(n).part\(k).ts" }
+    func segmentURI(_ n: UInt64) -> String { "\(rendition)/seg-\(n).ts" }
+    func partURI(_ n: UInt64, _ k: Int) -> String { byteRanges ? segmentURI(n) : "\(rendition)/seg-\(n).part\(k).ts" }
 
     mutating func file(_ path: String, length: UInt64) -> SegmentFile {
         uploads += 1
@@ -65,7 +67,7 @@ struct LowLatencyEncoder {
         playlist.partInformation = PartInformation(partTarget: partDuration)
         playlist.serverControl = serverControl
         playlist.segments = completed.map { n in
-            var segment = MediaSegment(uri: Self.segmentURI(n), duration: segmentDuration)
+            var segment = MediaSegment(uri: segmentURI(n), duration: segmentDuration)
             if n == 0 { segment.tags.programDateTime = ProgramDateTime(millisecondsSinceEpoch: 1_795_282_560_000) }
             segment.tags.parts = parts(of: n, count: partsPerSegment)
             return segment
@@ -86,14 +88,14 @@ struct LowLatencyEncoder {
         if byteRanges {
             // The growing segment file, uploaded again with each part.
             if upload {
-                stored.append((Self.segmentURI(open), file(Self.segmentURI(open), length: UInt64(openParts) * Self.partBytes)))
+                stored.append((segmentURI(open), file(segmentURI(open), length: UInt64(openParts) * Self.partBytes)))
             }
         } else if upload {
             stored.append((partURI(open, openParts - 1), file(partURI(open, openParts - 1), length: Self.partBytes)))
         }
         if openParts == partsPerSegment {
             if !byteRanges {
-                stored.append((Self.segmentURI(open), file(Self.segmentURI(open), length: Self.partBytes * UInt64(partsPerSegment))))
+                stored.append((segmentURI(open), file(segmentURI(open), length: Self.partBytes * UInt64(partsPerSegment))))
             }
             completed.append(open)
             if completed.count > playlistLength { completed.removeFirst() }
@@ -109,7 +111,7 @@ struct LowLatencyEncoder {
         for (path, file) in producePart(upload: upload) {
             outcomes.append(window.segmentStored(path: path, file: file, completedAt: clock))
         }
-        outcomes.append(try window.playlistReceived(path: "v0.m3u8", playlist(), now: clock))
+        outcomes.append(try window.playlistReceived(path: "\(rendition).m3u8", playlist(), now: clock))
         return outcomes
     }
 }
@@ -118,6 +120,7 @@ struct LowLatencyEncoder {
 /// no issue at all, a legal successor of the previous one, every listed part fetchable, at most one
 /// hint, and every hint published later as a part under the same URI unless withdrawn (F4).
 struct PartsChecker {
+    var rendition = "v0"
     var previous: MediaPlaylist?
     var problems: [String] = []
     var versions: [UInt64] = []
@@ -127,7 +130,7 @@ struct PartsChecker {
 
     mutating func check(_ window: inout LiveWindow, now: Int64, _ label: String) {
         let snapshot = window.snapshot(now: now)
-        guard let published = snapshot.media["v0"] else { return }
+        guard let published = snapshot.media[rendition] else { return }
         let playlist = published.model
         if let last = versions.last, playlist != previous, published.version <= last {
             problems.append("\(label): version \(published.version) after \(last) for a changed playlist")
@@ -141,7 +144,7 @@ struct PartsChecker {
                 problems.append("\(label): \(issue)")
             }
         }
-        let files = snapshot.segments["v0"] ?? [:]
+        let files = snapshot.segments[rendition] ?? [:]
         var parts = playlist.segments.flatMap(\.tags.parts) + playlist.trailingTags.parts
         parts.removeAll(where: \.isGap)
         for part in parts {

@@ -196,6 +196,33 @@ struct PushPartsTests {
         #expect(checker.problems.isEmpty, "\(checker.problems.prefix(5))")
     }
 
+    @Test("with two low-latency renditions, each playlist reports the other's last segment and part (F6)")
+    func renditionReports() throws {
+        var video = LowLatencyEncoder()
+        var audio = LowLatencyEncoder()
+        audio.rendition = "a0"
+        var window = Self.window()
+        var checkers = [PartsChecker(), PartsChecker(rendition: "a0")]
+        var reported = 0
+        for step in 0..<(4 * 8 + 1) {
+            _ = try video.step(&window)
+            checkers[0].check(&window, now: video.clock, "v0 \(step)")
+            _ = try audio.step(&window)
+            checkers[1].check(&window, now: audio.clock, "a0 \(step)")
+            let snapshot = window.snapshot(now: audio.clock)
+            guard let v0 = snapshot.media["v0"]?.model, let a0 = snapshot.media["a0"]?.model else { continue }
+            for (playlist, other, name) in [(v0, a0, "a0"), (a0, v0, "v0")] {
+                let edge = try #require(LowLatencyPolicy.reportedEdge(of: other))
+                let report = try #require(playlist.renditionReports.first)
+                #expect(playlist.renditionReports.count == 1 && report.uri == "\(name).m3u8")
+                #expect(report.lastMediaSequence == edge.lastMSN && report.lastPart == edge.lastPart.map(UInt64.init))
+                reported += 1
+            }
+        }
+        #expect(reported > 30)
+        #expect(checkers[0].problems.isEmpty && checkers[1].problems.isEmpty, "\(checkers.map(\.problems))")
+    }
+
     @Test("the encoder's SERVER-CONTROL is checked against F1 and each deviation reported once, not passed through")
     func serverControlDeviations() throws {
         var encoder = LowLatencyEncoder()
