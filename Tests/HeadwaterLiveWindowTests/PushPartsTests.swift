@@ -223,6 +223,29 @@ struct PushPartsTests {
         #expect(checkers[0].problems.isEmpty && checkers[1].problems.isEmpty, "\(checkers.map(\.problems))")
     }
 
+    @Test("a window saved and restored mid-stream (Headwater restarted) goes on publishing valid parts")
+    func restored() throws {
+        var encoder = LowLatencyEncoder()
+        var window = Self.window()
+        var checker = PartsChecker()
+        try Self.run(&encoder, &window, parts: 4 * 6 + 2, &checker)
+        let record = window.record(directory: "/store", savedAt: encoder.clock)
+        encoder.clock += 1_000_000
+        var restored = try LiveWindow.restored(
+            from: record,
+            configuration: .init(channel: "live", targetDuration: 2, windowSeconds: 8, runTag: "t2"),
+            directory: "/store", now: encoder.clock, isIntact: { _ in true }
+        ).window
+        // A client that polled the old run goes on polling the new one (ETags differ: a new run tag).
+        var after = PartsChecker()
+        after.previous = checker.previous
+        try Self.run(&encoder, &restored, parts: 4 * 5, &after)
+        #expect(checker.problems.isEmpty && after.problems.isEmpty, "\(after.problems.prefix(5))")
+        let playlist = try #require(restored.mediaPlaylist(rendition: "v0"))
+        #expect(playlist.partInformation != nil && playlist.segments.last?.tags.parts.count == 4)
+        #expect(after.hintsFulfilled > 10)
+    }
+
     @Test("the encoder's SERVER-CONTROL is checked against F1 and each deviation reported once, not passed through")
     func serverControlDeviations() throws {
         var encoder = LowLatencyEncoder()
