@@ -18,6 +18,8 @@ public import HeadwaterMedia
 ///   an old file under a name an encoder reuses after a restart.
 /// - Target duration, window length (≥ 3×TD + a segment, C5/C16), DISCONTINUITY-SEQUENCE (C6) and
 ///   retention of removed segments (C7) are Headwater's, whatever the encoder does.
+/// - A low-latency encoder's parts are listed the same way (each once its upload is complete), with
+///   Headwater's SERVER-CONTROL and hint, not the encoder's (``RenditionParts``, F1–F6).
 public struct LiveWindow: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// Channel name, for ETags and snapshots.
@@ -141,7 +143,8 @@ public struct LiveWindow: Sendable {
     ///
     /// - Throws: 400 if the rendition name cannot appear in a URL, 409 if another playlist path
     ///   already feeds that rendition or the channel has ``maxRenditions``, 422 for a media
-    ///   sequence beyond 2^62 or an EXTINF over an hour. Nothing changes then.
+    ///   sequence beyond 2^62 or an EXTINF over an hour, or parts Headwater could not publish as
+    ///   they are (``checkParts(_:rendition:path:now:)``). Nothing changes then.
     public mutating func playlistReceived(
         path: String, _ playlist: MediaPlaylist, now: Int64
     ) throws(IngestRefusal)
