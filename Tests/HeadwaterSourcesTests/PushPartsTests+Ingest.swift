@@ -64,10 +64,11 @@ final class PushPartsIngestTests {
         return text
     }
 
-    /// The next part: its file, the segment file when it completes one, then the playlist.
-    func pushPart() throws {
+    /// The next part: its file (unless `upload` is false), the segment file when it completes one,
+    /// then the playlist.
+    func pushPart(upload: Bool = true) throws {
         clock.advance(seconds: 0.5)
-        try put("v0/seg-\(open).part\(openParts).ts", Self.partBytes(open, openParts))
+        if upload { try put("v0/seg-\(open).part\(openParts).ts", Self.partBytes(open, openParts)) }
         openParts += 1
         if openParts == 4 {
             try put("v0/seg-\(open).ts", (0..<4).flatMap { Self.partBytes(open, $0) })
@@ -114,5 +115,21 @@ final class PushPartsIngestTests {
         #expect(ingest.counters[.malformedPlaylist] == 1)
         try pushPart()
         #expect(try current().playlist.trailingTags.parts.count == 3)
+    }
+
+    @Test("a listed part whose upload never arrives is published as GAP=YES by the ingest's clock, and no longer hinted")
+    func missingPart() throws {
+        for _ in 0..<(4 * 4 + 1) { try pushPart() }
+        try pushPart(upload: false)
+        let hinted = try #require(current().playlist.preloadHints.first?.uri)
+        clock.advance(seconds: 1)
+        ingest.expire()
+        #expect(try current().playlist.preloadHints.first?.uri == hinted, "still awaited within 3×PART-TARGET")
+        clock.advance(seconds: 0.6)
+        ingest.expire()
+        let playlist = try current().playlist
+        #expect(playlist.trailingTags.parts.filter(\.isGap).map(\.uri) == [hinted])
+        #expect(playlist.preloadHints.first?.uri != hinted)
+        #expect(PlaylistValidator.validate(playlist).isEmpty, "\(PlaylistValidator.validate(playlist))")
     }
 }
