@@ -90,6 +90,11 @@ public struct IngestCounters: Sendable, Hashable {
     public var encoderRestarts = 0
     /// Stalls: the source delivered nothing for 1½ target durations (channel-wide or one rendition).
     public var stalls = 0
+    /// Parts listed by the encoder that never arrived and were published as GAP=YES (their hint
+    /// dropped).
+    public var missingParts = 0
+    /// Deviations from F1 found in encoders' EXT-X-SERVER-CONTROL (each reported once per rendition).
+    public var serverControlDeviations = 0
 
     public init() {}
 

@@ -61,15 +61,18 @@ extension LiveWindow {
             ?? RenditionWindow(
                 name: name, playlistPath: path, targetDuration: configuration.targetDuration, epoch: numbering.current,
                 numbering: numbering.epochs[numbering.current])
+        var restarted = false
         switch verdict(rendition, playlist, now: now) {
         case .stale:
             return
         case .restart(let reason):
             restart(&rendition, playlist, reason: reason, now: now)
             rendition.previousEncoder = nil
+            restarted = true
         case .continuing:
             rendition.previousEncoder = rendition.encoder
         }
+        takeParts(playlist, into: &rendition, restarted: restarted)
         let sequence = playlist.effectiveMediaSequence
         rendition.consumed = rendition.consumed.filter { $0.key >= sequence }
         rendition.encoder = playlist

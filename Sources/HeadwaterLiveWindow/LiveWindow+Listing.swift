@@ -39,6 +39,9 @@ extension LiveWindow {
             }
             outcome.changed = true
         }
+        if rendition.parts.partTarget != nil || !rendition.parts.listed.isEmpty {
+            updateOpenParts(&rendition, now: now)
+        }
         renditions[name] = rendition
     }
 
@@ -124,6 +127,7 @@ extension LiveWindow {
             }
             fill(&rendition, before: msn, now: now)
             append(&rendition, candidate, msn: msn, now: now)
+            completeParts(&rendition, msn: msn, encoderSequence: encoderSequence, listed: candidate.file)
             let path = IngestPath.resolve(playlist.segments[index].uri, relativeTo: rendition.playlistPath)
             rendition.consumed[encoderSequence] = .init(
                 path: path ?? playlist.segments[index].uri, range: context.ranges[index], file: candidate.file)
@@ -201,6 +205,11 @@ extension LiveWindow {
         guessed: Bool = false, filler: Bool = false
     ) {
         var segment = segment
+        if let open = rendition.parts.listed.removeValue(forKey: msn) {
+            // Parts listed while it was open: the segment's own list replaces them (``completeParts``).
+            candidates.append(contentsOf: open.compactMap(\.file?.path))
+            rendition.parts.version += 1
+        }
         let tail = rendition.entries.last
         let discontinuity = tail.map { target > $0.dsn } ?? false
         let dsn = tail.map { discontinuity ? $0.dsn + 1 : $0.dsn } ?? target

@@ -25,20 +25,28 @@ extension LiveWindow {
         var segments: [String: [String: SegmentFile]] = [:]
         for name in liveRenditions {
             guard let last = renditions[name]!.lastMSN else { continue }
-            if renditions[name]!.listed?.lastMSN != last {
+            let parts = renditions[name]!.parts.version
+            if renditions[name]!.listed?.lastMSN != last || renditions[name]!.listedParts != parts {
                 let model = mediaPlaylist(rendition: name)!
                 renditions[name]!.listed = (last, model)
+                renditions[name]!.listedParts = parts
+                renditions[name]!.publications += 1
                 renditions[name]!.listedIFrames = iFramePlaylist(of: model, rendition: renditions[name]!)
             }
+            // A playlist with parts changes between segments: published under a count of its
+            // versions (and a tag of its own, so no ETag repeats one published by last MSN).
+            let lowLatency = renditions[name]!.parts.partTarget != nil
             playlists[name] = WindowVersion.Playlist(
-                model: renditions[name]!.listed!.model, tag: "\(configuration.channel)-\(name)-\(configuration.runTag)",
-                version: last)
+                model: renditions[name]!.listed!.model,
+                tag: "\(configuration.channel)-\(name)-\(configuration.runTag)\(lowLatency ? "-ll" : "")",
+                version: lowLatency ? renditions[name]!.publications : last)
             if let iFrames = renditions[name]!.listedIFrames {
                 iFramePlaylists[name] = WindowVersion.Playlist(
                     model: iFrames, tag: "\(configuration.channel)-\(name)-iframes-\(configuration.runTag)", version: last)
             }
             segments[name] = renditions[name]!.fetchable
         }
+        addRenditionReports(to: &playlists)
         if !playlists.isEmpty { updateMultivariant() }
         let multivariant: WindowVersion.Multivariant? =
             playlists.isEmpty
@@ -55,6 +63,29 @@ extension LiveWindow {
             targetDuration: configuration.targetDuration, status: status(), publishedAt: now / 1_000_000)
         version.iFrames = iFramePlaylists
         return version
+    }
+
+    /// Every low-latency playlist reports every other live rendition's edge (F6, App. B.1). The
+    /// reports change with the other renditions' parts: a playlist whose reports changed is a new
+    /// version (kept as listed, so an unchanged one keeps its version).
+    private mutating func addRenditionReports(to playlists: inout [String: WindowVersion.Playlist]) {
+        guard playlists.count > 1, playlists.keys.contains(where: { renditions[$0]!.parts.partTarget != nil }) else {
+            return
+        }
+        var edges: [(name: String, lastMSN: UInt64, lastPart: Int?)] = []
+        for name in playlists.keys.sorted() {
+            if let edge = LowLatencyPolicy.reportedEdge(of: playlists[name]!.model) {
+                edges.append((name, edge.lastMSN, edge.lastPart))
+            }
+        }
+        for name in playlists.keys.sorted() where renditions[name]!.parts.partTarget != nil {
+            let reports = LowLatencyPolicy.renditionReports(for: name, edges: edges)
+            guard reports != playlists[name]!.model.renditionReports else { continue }
+            renditions[name]!.listed!.model.renditionReports = reports
+            renditions[name]!.publications += 1
+            playlists[name]!.model = renditions[name]!.listed!.model
+            playlists[name]!.version = renditions[name]!.publications
+        }
     }
 
     /// The I-frame playlist of `media`, the listed playlist of `rendition`: `nil` unless some listed
@@ -234,7 +265,10 @@ extension LiveWindow {
                 add(segment.uri)
                 add(segment.tags.map?.uri)
                 for key in segment.tags.keys { add(key.uri) }
+                for part in segment.tags.parts { add(part.uri) }
             }
+            for part in playlist.trailingTags.parts { add(part.uri) }
+            for hint in playlist.preloadHints { add(hint.uri) }
         }
         for (path, upload) in uploads where now - upload.completedAt > horizon && !referenced.contains(path) {
             uploads[path] = nil

@@ -18,6 +18,8 @@ public import HeadwaterMedia
 ///   an old file under a name an encoder reuses after a restart.
 /// - Target duration, window length (≥ 3×TD + a segment, C5/C16), DISCONTINUITY-SEQUENCE (C6) and
 ///   retention of removed segments (C7) are Headwater's, whatever the encoder does.
+/// - A low-latency encoder's parts are listed the same way (each once its upload is complete), with
+///   Headwater's SERVER-CONTROL and hint, not the encoder's (``RenditionParts``, F1–F6).
 public struct LiveWindow: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// Channel name, for ETags and snapshots.
@@ -141,7 +143,8 @@ public struct LiveWindow: Sendable {
     ///
     /// - Throws: 400 if the rendition name cannot appear in a URL, 409 if another playlist path
     ///   already feeds that rendition or the channel has ``maxRenditions``, 422 for a media
-    ///   sequence beyond 2^62 or an EXTINF over an hour. Nothing changes then.
+    ///   sequence beyond 2^62 or an EXTINF over an hour, or parts Headwater could not publish as
+    ///   they are (``checkParts(_:rendition:path:now:)``). Nothing changes then.
     public mutating func playlistReceived(
         path: String, _ playlist: MediaPlaylist, now: Int64
     ) throws(IngestRefusal)
@@ -160,6 +163,7 @@ public struct LiveWindow: Sendable {
                 reason: .renditionConflict)
         }
         try Self.checkBounds(playlist, path: path)
+        try checkParts(playlist, rendition: name, path: path, now: now)
         if configuration.encryptsSegments { try Self.checkEncryptable(playlist, path: path) }
         begin()
         receive(playlist, rendition: name, path: path, now: now)
@@ -183,6 +187,12 @@ public struct LiveWindow: Sendable {
     public mutating func expire(now: Int64) -> Outcome {
         begin()
         checkStall(now: now)
+        for name in renditions.keys.sorted() {
+            // A part the encoder listed but never uploaded is given up on the clock, too.
+            guard var rendition = renditions[name], rendition.parts.partTarget != nil else { continue }
+            updateOpenParts(&rendition, now: now)
+            renditions[name] = rendition
+        }
         return end(now: now)
     }
 
@@ -224,6 +234,7 @@ public struct LiveWindow: Sendable {
     public func mediaPlaylist(rendition: String) -> MediaPlaylist? {
         guard let state = renditions[rendition], !state.entries.isEmpty else { return nil }
         var playlist = state.window
+        addParts(to: &playlist, state)
         // EXT-X-VERSION as required by what is listed, no higher (A8).
         let required = PlaylistValidator.requiredVersion(playlist).version
         playlist.version = required > 1 ? required : nil
@@ -278,6 +289,11 @@ public struct PushReport: Sendable, Hashable, CustomStringConvertible {
         case stall
         /// The source is back after a stall.
         case stallEnded = "stall_ended"
+        /// A part the encoder listed never arrived (within three part targets, or by the time its
+        /// segment did): listed as GAP=YES, and no longer hinted.
+        case missingPart = "missing_part"
+        /// The encoder's EXT-X-SERVER-CONTROL falls short of F1 (Headwater serves its own).
+        case serverControlDeviation = "server_control_deviation"
     }
 
     public var kind: Kind

@@ -110,6 +110,14 @@ struct RenditionWindow: Sendable {
     var listed: (lastMSN: UInt64, model: MediaPlaylist)?
     /// The I-frame playlist of ``listed``, made with it (`nil` when it has none).
     var listedIFrames: MediaPlaylist?
+    /// The low-latency parts (none for an encoder that pushes none).
+    var parts = RenditionParts()
+    /// ``RenditionParts/version`` when ``listed`` was built: with parts, the playlist changes between
+    /// segments.
+    var listedParts: UInt64 = 0
+    /// How many playlists were built with parts: the version a low-latency playlist is published
+    /// under (its last MSN does not change with every part).
+    var publications: UInt64 = 0
 
     init(name: String, playlistPath: String, targetDuration: Int, epoch: Int, numbering: ChannelNumbering.Epoch) {
         self.name = name
@@ -155,6 +163,9 @@ struct RenditionWindow: Sendable {
         for removed in retained {
             if let file = removed.file { files[removed.name] = file }
             files.merge(removed.aux) { current, _ in current }
+        }
+        for listed in parts.listed.values {
+            for part in listed { if let file = part.file { files[part.name] = file } }
         }
         return files
     }

@@ -1,4 +1,5 @@
 import HeadwaterHLS
+import HeadwaterLiveWindow
 import HeadwaterMedia
 
 /// Low-latency HLS on a loop channel: parts published as the wall clock reaches their end, with
@@ -56,10 +57,10 @@ extension LoopChannel {
         let open = last + 1
         let liveEnd = timeline.start(of: open)
             + rendition.parts[timeline.fileIndex(of: open)].prefix(openParts).reduce(0) { $0 + $1.durationMicroseconds }
-        let horizon = liveEnd - 3 * Int64(package.targetDuration) * 1_000_000
         for index in playlist.segments.indices.reversed() {
             let g = playlist.mediaSequenceNumber(at: index)
-            guard timeline.start(of: g) >= horizon else { break }
+            guard LowLatencyPolicy.listsParts(age: liveEnd - timeline.start(of: g), targetDuration: package.targetDuration)
+            else { break }
             playlist.segments[index].tags.parts = parts(of: g, rendition: rendition, count: nil)
         }
         let openIndex = timeline.fileIndex(of: open)
@@ -94,30 +95,17 @@ extension LoopChannel {
         }
     }
 
-    /// `CAN-BLOCK-RELOAD=YES`, a PART-HOLD-BACK of three part targets (F1: at least two, should be
-    /// three) and delta updates skipping what ends more than six target durations before the live
-    /// edge (F1's minimum; CAN-SKIP-DATERANGES too: these playlists carry no date range, so none is
-    /// ever old or removed); the same in every rendition (C14).
+    /// Headwater's SERVER-CONTROL (``LowLatencyPolicy/serverControl(partTarget:targetDuration:skipsDateRanges:)``),
+    /// with CAN-SKIP-DATERANGES: these playlists carry no date range, so none is ever old or removed;
+    /// the same in every rendition (C14).
     static func serverControl(partTarget: HLSDuration, targetDuration: Int) -> ServerControl {
-        ServerControl(attributes: [
-            Attribute("CAN-SKIP-UNTIL", .decimal(.seconds(6 * Int64(targetDuration)))),
-            Attribute("CAN-SKIP-DATERANGES", .token("YES")),
-            Attribute("CAN-BLOCK-RELOAD", .token("YES")),
-            Attribute("PART-HOLD-BACK", .decimal(HLSDuration(microseconds: 3 * partTarget.microseconds))),
-        ])
+        LowLatencyPolicy.serverControl(partTarget: partTarget, targetDuration: targetDuration, skipsDateRanges: true)
     }
 
-    /// One report for every other rendition (F6, App. B.1): its last segment and part at the same
-    /// instant, under the URI of its playlist relative to this one.
+    /// One report for every other rendition (F6): ``LowLatencyPolicy/renditionReports(for:edges:)``.
     static func renditionReports(
         for rendition: String, edges: [(name: String, lastMSN: UInt64, lastPart: Int?)]
     ) -> [RenditionReport] {
-        edges.filter { $0.name != rendition }.map { edge in
-            var attributes: AttributeList = [
-                Attribute("URI", .quoted("\(edge.name).m3u8")), Attribute("LAST-MSN", .integer(edge.lastMSN)),
-            ]
-            if let part = edge.lastPart { attributes["LAST-PART"] = .integer(part) }
-            return RenditionReport(attributes: attributes)
-        }
+        LowLatencyPolicy.renditionReports(for: rendition, edges: edges)
     }
 }

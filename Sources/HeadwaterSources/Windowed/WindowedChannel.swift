@@ -198,6 +198,8 @@ public final class WindowedChannel: Sendable {
                 case .missingSegment: state.counters.missingSegments += 1
                 case .encoderRestart: state.counters.encoderRestarts += 1
                 case .stall: state.counters.stalls += 1
+                case .missingPart: state.counters.missingParts += 1
+                case .serverControlDeviation: state.counters.serverControlDeviations += 1
                 case .misaligned, .segmentDelayed, .stallEnded: break
                 }
             }
