@@ -23,8 +23,7 @@ extension Stitcher {
 
         // From the first break that reaches into the content given: an earlier break can still cover
         // the head when its pod ran ahead of the content (its dates go past the next segment's).
-        var index = log.lastBreakIndex(startingAtOrBefore: contentFirst) ?? 0
-        if index < log.breaks.count, let end = log.breaks[index].end, end.mediaSequence < contentFirst { index += 1 }
+        var index = firstBreakReaching(contentFirst, log)
         let longestSlot = HLSDuration.seconds(Int64(output.targetDuration) + 1)
         while index < log.breaks.count, log.breaks[index].startMediaSequence <= last {
             defer { index += 1 }
@@ -75,6 +74,16 @@ extension Stitcher {
         for position in added.indices where !added[position].isEmpty {
             output.segments[position].tags.dateRanges = added[position] + output.segments[position].tags.dateRanges
         }
+    }
+
+    /// The index of the first break a window starting at content segment `contentFirst` consults: the
+    /// last that started at or before it, unless it ended before it — and the one before a break
+    /// starting right there, back to back, whose pod can still run past the head's date.
+    static func firstBreakReaching(_ contentFirst: UInt64, _ log: BreakLog) -> Int {
+        var index = log.lastBreakIndex(startingAtOrBefore: contentFirst) ?? 0
+        if index > 0, log.breaks[index].startMediaSequence == contentFirst { index -= 1 }
+        if index < log.breaks.count, let end = log.breaks[index].end, end.mediaSequence < contentFirst { index += 1 }
+        return index
     }
 
     /// One `X-TRACKING-…` attribute per event the creative has URLs for, in ``TrackingEvent`` order:

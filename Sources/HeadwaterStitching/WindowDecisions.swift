@@ -50,9 +50,8 @@ public struct StitchedPod: Sendable, Hashable {
 }
 
 extension Stitcher {
-    /// The indices in `log` of the breaks a stitched rendering of `content` consults: from the last
-    /// break that started at or before the content's first segment (unless it ended before that
-    /// segment) to the last that started at or before its last segment — or, for live low-latency
+    /// The indices in `log` of the breaks a stitched rendering of `content` consults: from
+    /// ``firstBreakReaching(_:_:)`` the content's first segment to the last that started at or before its last segment — or, for live low-latency
     /// content, its open segment, whose parts are stitched too. Empty when the content has no
     /// segments or no break reaches into it. O(log B).
     public static func windowBreaks(content: MediaPlaylist, breaks log: BreakLog) -> Range<Int> {
@@ -61,8 +60,7 @@ extension Stitcher {
         let listed = first + UInt64(content.segments.count - 1)
         let last = content.partInformation != nil && !content.endList ? listed + 1 : listed
         guard let upper = log.lastBreakIndex(startingAtOrBefore: last) else { return 0..<0 }
-        var lower = log.lastBreakIndex(startingAtOrBefore: first) ?? 0
-        if let end = log.breaks[lower].end, end.mediaSequence < first { lower += 1 }
+        let lower = firstBreakReaching(first, log)
         return lower..<max(lower, upper + 1)
     }
 }

@@ -21,6 +21,24 @@ extension RealClients {
         ///   - options: the `Hls` constructor's argument, a JavaScript object literal.
         ///   - probes: more script, run after `hls` and `video` exist and before the source loads;
         ///     it may push functions onto `report`, whose strings end the `DONE` line (` name=value`).
+        /// Page script counting ad breaks as hls.js plays them (`AD_START`, `AD_END`; `breaks`,
+        /// `inAd`, `adFragments` declared by the page). A fragment played while still open (low
+        /// latency) has no URL of its own yet, only its parts': the media sequence numbers loaded
+        /// from ad parts are remembered.
+        static let adTracking = """
+            const adNumbers = new Set();
+            hls.on(Hls.Events.FRAG_LOADED, (event, data) => {
+              if (data.part && data.part.url.includes("/ads/")) adNumbers.add(data.frag.sn);
+            });
+            hls.on(Hls.Events.FRAG_CHANGED, (event, data) => {
+              const ad = data.frag.url.includes("/ads/") || adNumbers.has(data.frag.sn);
+              if (ad) adFragments += 1;
+              if (ad && !inAd) { breaks += 1; console.log(`AD_START ${data.frag.url || "(open)"} sn=${data.frag.sn} cc=${data.frag.cc}`); }
+              if (!ad && inAd) console.log(`AD_END sn=${data.frag.sn} cc=${data.frag.cc}`);
+              inAd = ad;
+            });
+            """
+
         static func page(options: String = "", probes: String = "") -> String {
             """
             <!doctype html>
@@ -38,19 +56,7 @@ extension RealClients {
               errors += 1;
               console.log(`HLS_ERROR ${data.type} ${data.details} fatal=${data.fatal} frag=${data.frag ? data.frag.url + " sn=" + data.frag.sn + " level=" + data.frag.level : "-"} part=${data.part ? data.part.index : "-"} reason=${data.reason || (data.error && data.error.message) || "-"}`);
             });
-            // A fragment played while still open (low latency) has no URL of its own yet, only its
-            // parts': remember which media sequence numbers came from ad parts.
-            const adNumbers = new Set();
-            hls.on(Hls.Events.FRAG_LOADED, (event, data) => {
-              if (data.part && data.part.url.includes("/ads/")) adNumbers.add(data.frag.sn);
-            });
-            hls.on(Hls.Events.FRAG_CHANGED, (event, data) => {
-              const ad = data.frag.url.includes("/ads/") || adNumbers.has(data.frag.sn);
-              if (ad) adFragments += 1;
-              if (ad && !inAd) { breaks += 1; console.log(`AD_START ${data.frag.url || "(open)"} sn=${data.frag.sn} cc=${data.frag.cc}`); }
-              if (!ad && inAd) console.log(`AD_END sn=${data.frag.sn} cc=${data.frag.cc}`);
-              inAd = ad;
-            });
+            \(Self.adTracking)
             \(probes)
             hls.loadSource(parameters.get("src"));
             hls.attachMedia(video);

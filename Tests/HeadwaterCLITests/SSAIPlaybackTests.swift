@@ -21,13 +21,7 @@ extension RealClients {
               errors += 1;
               console.log(`HLS_ERROR ${data.type} ${data.details} fatal=${data.fatal}`);
             });
-            hls.on(Hls.Events.FRAG_CHANGED, (event, data) => {
-              const ad = data.frag.url.includes("/ads/");
-              if (ad) adFragments += 1;
-              if (ad && !inAd) { breaks += 1; console.log(`AD_START ${data.frag.url} sn=${data.frag.sn} cc=${data.frag.cc}`); }
-              if (!ad && inAd) console.log(`AD_END sn=${data.frag.sn} cc=${data.frag.cc}`);
-              inAd = ad;
-            });
+            \(HTTPSPlaybackTests.adTracking)
             hls.loadSource("/ssai/demo/master.m3u8?device=tv");
             hls.attachMedia(video);
             video.play().catch((error) => console.log(`PLAY_REJECTED ${error}`));

@@ -49,16 +49,16 @@ extension RealClients {
             #expect(Set(tv.keys) == ["v0", "v1", "v2", "audio-alt"], "\(tv)")
             #expect(tv["v0"] != phone["v0"], "each session has its own token")
 
-            // A break starts within 20 s of any instant; its first ad segment is listed once the
-            // content it replaces is complete.
-            let tvPlaylist = Self.poll(port: port, path: tv["v0"]!, until: "/ads/", seconds: 40)
-            let phonePlaylist = Self.poll(port: port, path: phone["v0"]!, until: "/ads/", seconds: 10)
+            // A break starts within 20 s of any instant; its first ad segment is listed whole once
+            // the content it replaces is complete (before that, only its parts).
+            let tvPlaylist = Self.poll(port: port, path: tv["v0"]!, until: "\n/ads/", seconds: 40)
+            let phonePlaylist = Self.poll(port: port, path: phone["v0"]!, until: "\n/ads/", seconds: 10)
             #expect(Self.adURIs(tvPlaylist) == ["ad1"], "\(tvPlaylist)")
             #expect(!Self.adURIs(phonePlaylist).isEmpty && Self.adURIs(phonePlaylist).isSubset(of: ["ad3", "ad4"]), "\(phonePlaylist)")
             for playlist in [tvPlaylist, phonePlaylist] {
                 let lines = playlist.split(separator: "\n").map(String.init)
                 let firstAd = try #require(lines.firstIndex { $0.hasPrefix("/ads/") })
-                let before = lines[..<firstAd].suffix(6)
+                let before = lines[..<firstAd].filter { !$0.hasPrefix("#EXT-X-PART:") }.suffix(6)
                 #expect(before.contains("#EXT-X-DISCONTINUITY"), "a discontinuity before the ad: \(before)")
                 #expect(before.contains { $0.hasPrefix("#EXT-X-PROGRAM-DATE-TIME:") }, "a date after the discontinuity")
                 #expect(playlist.contains("CLASS=\"com.headwater.ad-break\""), "one date range per break")
@@ -137,8 +137,9 @@ extension RealClients {
                 for rendition in ["v0", "audio-alt"] {
                     let a = SSAIFixture.body(Serve.get(port: firstPort, path: session[rendition]!))
                     let b = SSAIFixture.body(Serve.get(port: secondPort, path: session[rendition]!))
-                    // Both at the same playlist version (not straddling a segment boundary): identical.
-                    guard Self.mediaSequence(a) == Self.mediaSequence(b), !a.isEmpty else { continue }
+                    // Both at the same playlist version (not straddling a segment or part boundary:
+                    // the same first segment and the same preload hint): identical.
+                    guard Self.mediaSequence(a) == Self.mediaSequence(b), Self.hint(a) == Self.hint(b), !a.isEmpty else { continue }
                     #expect(a == b, "node 1:\n\(a)\nnode 2:\n\(b)")
                     compared += 1
                     if a.contains("/ads/") { withAds += 1 }
@@ -147,6 +148,10 @@ extension RealClients {
             }
             #expect(compared >= 6, "compared \(compared) versions")
             #expect(withAds >= 2, "compared \(withAds) versions with ads")
+        }
+
+        static func hint(_ playlist: String) -> String? {
+            playlist.split(separator: "\n").first { $0.hasPrefix("#EXT-X-PRELOAD-HINT:") }.map(String.init)
         }
 
         static func mediaSequence(_ playlist: String) -> String? {
@@ -174,7 +179,8 @@ extension RealClients {
             let accepted = post(SSAIFixture.adminToken, "?duration=6")
             try #require(accepted.hasPrefix("HTTP/1.1 202"), "\(accepted)")
             let id = try #require(SSAIFixture.body(accepted).split(separator: "\"").dropFirst(3).first.map(String.init), "\(accepted)")
-            let playlist = Self.poll(port: port, path: tv["v0"]!, until: "/ads/ad1/", seconds: 15)
+            // The break's date range is written on its first segment, listed once complete.
+            let playlist = Self.poll(port: port, path: tv["v0"]!, until: "\n/ads/ad1/", seconds: 15)
             #expect(playlist.contains("ID=\"\(id)\""), "the requested break is in the playlist: \(playlist)")
             let shared = SSAIFixture.body(Serve.get(port: port, path: "/live/demo/v0.m3u8"))
             #expect(!shared.contains("/ads/"), "the shared playlist carries no ads")

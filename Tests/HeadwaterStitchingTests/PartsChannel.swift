@@ -59,7 +59,9 @@ struct PartsChannel {
         while contents[renditions[0]]!.duration < minimumWindow { step() }
     }
 
-    var minimumWindow: HLSDuration { .seconds(Int64(4 * targetDuration)) }
+    /// Six target durations: pods shorter than the content they replace (down to about 0.6 of it here)
+    /// still leave the stitched window over 3 × TD (C5).
+    var minimumWindow: HLSDuration { .seconds(Int64(6 * targetDuration)) }
 
     /// The wall clock: the end of the newest published part.
     var now: ProgramDateTime { openDate.adding(openParts.prefix(published).reduce(.zero, +)) }
@@ -170,7 +172,9 @@ struct PartsChannel {
         try! log.startBreak(
             id: "brk-\(breakNumber)", at: openMSN, plannedDuration: .milliseconds(Int64(random.int(Int(td * 500)...Int(td * 5000)))),
             ruleSetVersion: 1, content: announcing)
-        earlyAfter = random.chance(0.3) ? UInt64(random.int(1...3)) : nil
+        // Every channel's second break returns early after one slot (so every shard sees one); the
+        // others now and then.
+        earlyAfter = breakNumber == 2 ? 1 : random.chance(0.3) ? UInt64(random.int(1...3)) : nil
         events.breaks += 1
         record(openMSN)
     }

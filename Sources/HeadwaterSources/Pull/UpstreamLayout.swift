@@ -107,10 +107,24 @@ struct UpstreamLayout: Sendable {
     /// - `reference`: segment and EXT-X-MAP URIs become absolute upstream URLs; nothing is downloaded.
     ///
     /// Key URIs become absolute in both modes: clients fetch keys from the upstream's key server.
+    ///
+    /// A relay republishes whole segments: a low-latency upstream's parts, preload hints, rendition
+    /// reports, PART-INF and SERVER-CONTROL, and the tags of its segment still being produced, are
+    /// dropped (parts are not fetched; the window would list them and then find no file).
     func rewrite(
         _ playlist: MediaPlaylist, at url: URL, path playlistPath: String, mode: HeadwaterConfiguration.Channel.PullSource.Mode
     ) -> (MediaPlaylist, [Download]) {
         var rewritten = playlist
+        if playlist.partInformation != nil || playlist.serverControl != nil || !playlist.preloadHints.isEmpty {
+            rewritten.partInformation = nil
+            rewritten.serverControl = nil
+            rewritten.preloadHints = []
+            rewritten.renditionReports = []
+            rewritten.trailingTags = SegmentTags()
+            for index in rewritten.segments.indices where !rewritten.segments[index].tags.parts.isEmpty {
+                rewritten.segments[index].tags.parts = []
+            }
+        }
         var downloads: [Download] = []
         let ranges = playlist.resolvedByteRanges()
         for index in rewritten.segments.indices {
