@@ -19,6 +19,23 @@ struct LowLatencyLoopTests {
         return try snapshot.mediaPlaylists.mapValues { try PlaylistParser().parseMedia(Array($0.body.readableBytesView)) }
     }
 
+    @Test("one entity tag, one body: a playlist whose reports change (another rendition's part) is a new version")
+    func oneEntityTagOneBody() throws {
+        var bodies: [String: ByteBuffer] = [:]
+        var now = Self.start
+        while now < Self.start + 12_000_000 {
+            for (name, rendered) in Self.channel.snapshot(at: now).mediaPlaylists {
+                if let known = bodies[rendered.entityTag] {
+                    #expect(known == rendered.body, "\(name) at \(now - Self.start): ETag \(rendered.entityTag) names two bodies")
+                } else {
+                    bodies[rendered.entityTag] = rendered.body
+                }
+            }
+            now += 20_000
+        }
+        #expect(bodies.count > 4 * 12 * 5 / 2, "versions seen: \(bodies.count)")
+    }
+
     @Test("every version passes the validator with no warning, and parts, hint and reports hold F1–F6, F17")
     func everyVersionIsValid() throws {
         let partTarget = try #require(Self.package.partTarget)

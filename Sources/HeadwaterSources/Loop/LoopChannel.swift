@@ -78,6 +78,12 @@ public struct LoopChannel: Sendable {
                 edges.append((rendition.name, last, parts > 0 ? parts - 1 : nil))
             }
         }
+        // A low-latency playlist changes with its own parts and with the other renditions' edges (its
+        // rendition reports), which advance at their own frame boundaries: its version counts every
+        // part of every rendition's open segment. They only grow while `last` stays, so no two
+        // different bodies share a version (an ETag) — audio parts once changed the video
+        // playlist's reports under an unchanged ETag.
+        let publishedOpenParts = UInt64(openParts.reduce(0, +))
         for (rendition, open) in zip(package.renditions, openParts) {
             let whole = mediaPlaylist(for: rendition, last: last)
             var playlist = whole
@@ -85,7 +91,7 @@ public struct LoopChannel: Sendable {
             if lowLatency {
                 addParts(to: &playlist, rendition: rendition, last: last, openParts: open)
                 playlist.renditionReports = Self.renditionReports(for: rendition.name, edges: edges)
-                version = last << 8 | UInt64(open)
+                version = last << 16 | publishedOpenParts
             }
             status.renditions.append(.init(name: rendition.name, playlist: whole, lastSegmentAt: lastSegmentAt))
             media[rendition.name] = playlist
