@@ -55,12 +55,7 @@ final class PushIngestTests {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
     }
 
-    func put(_ path: String, _ bytes: [UInt8]) throws {
-        let upload = try ingest.beginUpload(
-            channel: "live", path: path.split(separator: "/").map(String.init), contentLength: bytes.count)
-        try ingest.write(bytes, to: upload)
-        try ingest.finish(upload)
-    }
+    func put(_ path: String, _ bytes: [UInt8]) throws { try ingest.putWhole(channel: "live", path: path, bytes) }
 
     func put(_ path: String, _ text: String) throws { try put(path, Array(text.utf8)) }
 
@@ -242,5 +237,14 @@ final class PushIngestTests {
         task.cancel()
         try await task.value
         #expect(!FileManager.default.fileExists(atPath: ingest.stateDirectory))
+    }
+}
+
+extension PushIngest {
+    /// One whole upload of `bytes` to `path` (`v1/seg1.ts`) of `channel`, as one PUT does it.
+    func putWhole(channel: String, path: String, _ bytes: [UInt8]) throws {
+        let upload = try beginUpload(channel: channel, path: path.split(separator: "/").map(String.init), contentLength: bytes.count)
+        try write(bytes, to: upload)
+        try finish(upload)
     }
 }

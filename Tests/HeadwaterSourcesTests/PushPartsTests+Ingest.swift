@@ -36,12 +36,7 @@ final class PushPartsIngestTests {
 
     deinit { try? FileManager.default.removeItem(atPath: state) }
 
-    func put(_ path: String, _ bytes: [UInt8]) throws {
-        let upload = try ingest.beginUpload(
-            channel: "live", path: path.split(separator: "/").map(String.init), contentLength: bytes.count)
-        try ingest.write(bytes, to: upload)
-        try ingest.finish(upload)
-    }
+    func put(_ path: String, _ bytes: [UInt8]) throws { try ingest.putWhole(channel: "live", path: path, bytes) }
 
     func put(_ path: String, _ text: String) throws { try put(path, Array(text.utf8)) }
 
