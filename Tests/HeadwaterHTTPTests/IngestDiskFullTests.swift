@@ -162,4 +162,5 @@ final class SteppingClock: WallClock {
     init(_ start: Int64) { micros = Atomic(start) }
     func now() -> Int64 { micros.load(ordering: .relaxed) }
     func advance(seconds: Int64) { micros.add(seconds * 1_000_000, ordering: .relaxed) }
+    func advance(milliseconds: Int64) { micros.add(milliseconds * 1_000, ordering: .relaxed) }
 }

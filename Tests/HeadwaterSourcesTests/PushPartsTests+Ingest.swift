@@ -6,6 +6,7 @@ import HeadwaterRuntime
 import HeadwaterSources
 import Logging
 import NIOCore
+import HeadwaterTesting
 import Testing
 
 /// Low-latency push through the real ingest path: parts PUT as files, the encoder's LL playlist
@@ -17,10 +18,7 @@ final class PushPartsIngestTests {
     let registry = ChannelRegistry()
     let state: String
     let ingest: PushIngest
-    /// The encoder: complete segments listed, the open one and its parts so far.
-    var completed: [Int] = []
-    var open = 0
-    var openParts = 0
+    var encoder = LowLatencyPushEncoder()
 
     init() throws {
         state = NSTemporaryDirectory() + "headwater-push-parts-\(UUID().uuidString)"
@@ -40,39 +38,12 @@ final class PushPartsIngestTests {
 
     func put(_ path: String, _ text: String) throws { try put(path, Array(text.utf8)) }
 
-    static func partBytes(_ n: Int, _ k: Int) -> [UInt8] { [UInt8](repeating: UInt8((n * 4 + k) % 251), count: 1_000) }
+    func playlist(partDuration: String = "0.5") -> String { encoder.playlist(partDuration: partDuration) }
 
-    /// The encoder's playlist, as an LL encoder writes it; `partDuration` of the open segment's parts.
-    func playlist(partDuration: String = "0.5") -> String {
-        var text = "#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-TARGETDURATION:2\n"
-        text += "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.5\n#EXT-X-PART-INF:PART-TARGET=0.5\n"
-        text += "#EXT-X-MEDIA-SEQUENCE:\(completed.first ?? open)\n"
-        func part(_ n: Int, _ k: Int, _ duration: String = "0.5") -> String {
-            "#EXT-X-PART:DURATION=\(duration),URI=\"v0/seg-\(n).part\(k).ts\"\(k == 0 ? ",INDEPENDENT=YES" : "")\n"
-        }
-        for n in completed {
-            for k in 0..<4 { text += part(n, k) }
-            text += "#EXTINF:2.0,\nv0/seg-\(n).ts\n"
-        }
-        for k in 0..<openParts { text += part(open, k, k == openParts - 1 ? partDuration : "0.5") }
-        text += "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"v0/seg-\(open).part\(openParts).ts\"\n"
-        return text
-    }
-
-    /// The next part: its file (unless `upload` is false), the segment file when it completes one,
-    /// then the playlist.
+    /// The encoder's next part, uploaded (its file unless `upload` is false).
     func pushPart(upload: Bool = true) throws {
         clock.advance(seconds: 0.5)
-        if upload { try put("v0/seg-\(open).part\(openParts).ts", Self.partBytes(open, openParts)) }
-        openParts += 1
-        if openParts == 4 {
-            try put("v0/seg-\(open).ts", (0..<4).flatMap { Self.partBytes(open, $0) })
-            completed.append(open)
-            if completed.count > 6 { completed.removeFirst() }
-            open += 1
-            openParts = 0
-        }
-        try put("v0.m3u8", playlist())
+        for (path, bytes) in encoder.nextPart(upload: upload) { try put(path, bytes) }
     }
 
     func current() throws -> (playlist: MediaPlaylist, entityTag: String, body: [UInt8]) {
@@ -92,7 +63,7 @@ final class PushPartsIngestTests {
         let snapshot = try #require(registry.snapshot(of: "live"))
         let last = try #require(playlist.trailingTags.parts.last)
         let file = try #require(snapshot.segments["v0"]?[String(last.uri.split(separator: "/").last!)])
-        #expect(Array(FileManager.default.contents(atPath: file.path)!) == Self.partBytes(open, 1))
+        #expect(Array(FileManager.default.contents(atPath: file.path)!) == LowLatencyPushEncoder.partBytes(encoder.open, 1))
     }
 
     @Test("a part longer than PART-TARGET is refused with 422 and a one-line reason; the published playlist stays")

@@ -267,7 +267,15 @@ struct OriginResponder {
             if snapshot.mediaPlaylists[rendition] == nil { return noRendition(rendition, of: snapshot) }
             return notYetAvailable(name, rendition: rendition, channel: channel)
         }
-        guard let file = files[name] else { return notYetAvailable(name, rendition: rendition, channel: channel) }
+        guard let file = files[name] else {
+            // The part the playlist hints is requested before it exists (a player fetches it with
+            // its blocking reload): held until a version lists it (F5). Answered then by the
+            // decision above; a hint withdrawn unlisted (an encoder restart, a part given up) is a 404.
+            if snapshot.mediaPlaylists[rendition]?.hintedPart == "\(rendition)/\(name)" {
+                return .held(channel: channel, targetDuration: snapshot.targetDuration, awaiting: .hintedPart(name))
+            }
+            return notYetAvailable(name, rendition: rendition, channel: channel)
+        }
         switch OpenFile.open(ConfinedPath(file: file.path, symlinks: symlinks)) {
         case .success(let opened) where opened.size >= file.length:
             var response = OriginResponse(

@@ -43,23 +43,38 @@ struct OriginResponse {
 
     /// What a held request waits for.
     struct Hold {
+        /// What is awaited: a playlist version (a blocking reload), or the part a playlist hints.
+        enum Awaited {
+            case playlist
+            case hintedPart(String)
+        }
+
         /// The channel whose publishes may answer it.
         var channel: String
-        /// The playlist's target duration: it may wait 3 of them (F11), then 503.
+        /// The playlist's target duration: it may wait 3 of them (F11), then ``timedOut``.
         var targetDuration: Int
+        var awaited: Awaited = .playlist
         var timeout: TimeAmount { .seconds(3 * Int64(targetDuration)) }
-        /// The answer once the timeout has passed.
+        /// The answer once the timeout has passed: 503, cached 4 target durations after a blocking
+        /// reload and one after a part request, as segment errors are (F11, F19).
         var timedOut: OriginResponse {
-            .refused(
-                Refusal(.unavailable, "the requested segment or part was not published within 3 target durations"),
-                cachePolicy: CachePolicy(.blockingError(targetDuration: targetDuration)))
+            switch awaited {
+            case .playlist:
+                .refused(
+                    Refusal(.unavailable, "the requested segment or part was not published within 3 target durations"),
+                    cachePolicy: CachePolicy(.blockingError(targetDuration: targetDuration)))
+            case .hintedPart(let name):
+                .refused(
+                    Refusal(.unavailable, "the hinted part \"\(name)\" was not published within 3 target durations"),
+                    cachePolicy: CachePolicy(.error(targetDuration: targetDuration)))
+            }
         }
     }
 
     /// A request held for a later version of `channel` (a blocking reload).
-    static func held(channel: String, targetDuration: Int) -> OriginResponse {
+    static func held(channel: String, targetDuration: Int, awaiting awaited: Hold.Awaited = .playlist) -> OriginResponse {
         var response = OriginResponse(status: .serviceUnavailable)
-        response.hold = Hold(channel: channel, targetDuration: max(1, targetDuration))
+        response.hold = Hold(channel: channel, targetDuration: max(1, targetDuration), awaited: awaited)
         return response
     }
 

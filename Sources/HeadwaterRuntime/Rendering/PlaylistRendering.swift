@@ -17,6 +17,7 @@ public enum PlaylistRendering {
         var rendered = render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
             targetDuration: playlist.targetDuration)
         rendered.edge = PlaylistEdge(playlist)
+        rendered.hintedPart = playlist.preloadHints.first { $0.type == "PART" }?.uri
         rendered.deltas = deltas(of: playlist, tag: tag, version: version, publishedAt: publishedAt)
         return rendered
     }

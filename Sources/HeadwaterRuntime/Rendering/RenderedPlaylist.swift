@@ -24,6 +24,10 @@ public struct RenderedPlaylist: Sendable {
     /// The Playlist Delta Updates of this version (`_HLS_skip`, F14/F15), rendered with it; `nil`
     /// when the playlist offers none (no CAN-SKIP-UNTIL).
     public var deltas: DeltaUpdates?
+    /// The URI of this version's `EXT-X-PRELOAD-HINT:TYPE=PART` as written (relative to the
+    /// playlist), `nil` without one: a request for it is held until the part is published
+    /// (HLS-RULES F5), where any other unlisted name is a 404.
+    public var hintedPart: String?
 
     public init(
         body: ByteBuffer, gzipBody: ByteBuffer, entityTag: String, gzipEntityTag: String, lastModified: Int64,
