@@ -27,13 +27,13 @@ extension FileBodySending {
     ) -> EventLoopFuture<Void> {
         switch self {
         case .sendfile:
-            guard end - start > OriginHTTPHandler.corkedBodyThreshold else {
+            guard Self.corks(bodyLength: end - start) else {
                 let region = FileRegion(fileHandle: file.handle, readerIndex: Int(start), endIndex: Int(end))
                 return context.writeAndFlush(wrap(.fileRegion(region)))
             }
             OriginHTTPHandler.cork(true, context: context)
             let done = context.eventLoop.makePromise(of: Void.self)
-            Self.sendSlices(file, from: start, to: end, context: context, progress: progress, wrap: wrap, done: done)
+            Self.sendSlices(file, Self.slices(from: start, to: end)[...], context: context, progress: progress, wrap: wrap, done: done)
             done.futureResult.assumeIsolated().whenComplete { _ in OriginHTTPHandler.cork(false, context: context) }
             return done.futureResult
         case .pieces:
@@ -55,17 +55,27 @@ extension FileBodySending {
     /// segments, still go in one region, as before.)
     static let sendfileSlice: Int64 = 512 * 1024
 
+    /// Whether a `sendfile` body of `bodyLength` bytes goes out corked: every body over
+    /// ``OriginHTTPHandler/corkedBodyThreshold``, whether it fits one slice or takes several.
+    static func corks(bodyLength: Int64) -> Bool { bodyLength > OriginHTTPHandler.corkedBodyThreshold }
+
+    /// The `FileRegion`s a `sendfile` body of bytes `start..<end` goes out in, one after another:
+    /// slices of ``sendfileSlice``, the last one shorter.
+    static func slices(from start: Int64, to end: Int64) -> [Range<Int64>] {
+        stride(from: start, to: end, by: Int(sendfileSlice)).map { $0..<min(end, $0 + sendfileSlice) }
+    }
+
     private static func sendSlices(
-        _ file: OpenFile, from start: Int64, to end: Int64, context: ChannelHandlerContext, progress: FullPathProgress?,
+        _ file: OpenFile, _ slices: ArraySlice<Range<Int64>>, context: ChannelHandlerContext, progress: FullPathProgress?,
         wrap: @escaping (IOData) -> NIOAny, done: EventLoopPromise<Void>
     ) {
-        let sliceEnd = min(end, start + sendfileSlice)
-        let region = FileRegion(fileHandle: file.handle, readerIndex: Int(start), endIndex: Int(sliceEnd))
+        guard let slice = slices.first else { return done.succeed() }
+        let region = FileRegion(fileHandle: file.handle, readerIndex: Int(slice.lowerBound), endIndex: Int(slice.upperBound))
         context.writeAndFlush(wrap(.fileRegion(region))).assumeIsolated().whenComplete { result in
             switch result {
-            case .success where sliceEnd < end:
+            case .success where slices.count > 1:
                 progress?.lastSend = .now()
-                sendSlices(file, from: sliceEnd, to: end, context: context, progress: progress, wrap: wrap, done: done)
+                sendSlices(file, slices.dropFirst(), context: context, progress: progress, wrap: wrap, done: done)
             case .success: done.succeed()
             case .failure(let error): done.fail(error)
             }
