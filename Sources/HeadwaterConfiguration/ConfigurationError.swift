@@ -17,9 +17,16 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
             self.message = message
         }
 
+        /// One line whatever the file held: a line break inside a quoted value (a multi-line YAML
+        /// scalar) is written as `\n` (or `\u{…}`), so editors and log readers see one problem a line.
         public var description: String {
             let location = line.map { "\(file):\($0)" } ?? file
-            return keyPath.isEmpty ? "\(location): \(message)" : "\(location): \(keyPath): \(message)"
+            let text = keyPath.isEmpty ? "\(location): \(message)" : "\(location): \(keyPath): \(message)"
+            guard text.contains(where: \.isNewline) else { return text }
+            return String(text.unicodeScalars.flatMap { scalar -> String.UnicodeScalarView in
+                guard Character(scalar).isNewline else { return String.UnicodeScalarView([scalar]) }
+                return (scalar == "\n" ? "\\n" : scalar == "\r" ? "\\r" : "\\u{\(String(scalar.value, radix: 16))}").unicodeScalars
+            }.map(Character.init))
         }
     }
 

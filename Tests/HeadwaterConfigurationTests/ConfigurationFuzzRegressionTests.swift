@@ -55,4 +55,19 @@ struct ConfigurationFuzzRegressionTests {
         #expect(error.problems.contains { $0.line == 4 && $0.keyPath == "server" }, "\(error.problems)")
         #expect(error.problems.allSatisfy { ($0.line ?? 1) <= 4 }, "\(error.problems)")
     }
+
+    /// A plain scalar continued on the next line (`type: push` then a more-indented `type`) is one
+    /// value with a line break in it; quoted in the problem, it split the problem over two lines
+    /// (found by the config fuzz target). Each problem stays one line, the break written `\n`.
+    @Test("a value with a line break in it is quoted on one line")
+    func multiLineValueInAProblem() throws {
+        let text = "server:\n  state: ../state\nchannels:\n  live:\n    source:\n      type: push\n    \n          type\n"
+        let error = try #require(throws: ConfigurationError.self) {
+            try HeadwaterConfiguration.parse(text, file: "h.yaml", baseDirectory: "/c")
+        }
+        #expect(!error.problems.isEmpty)
+        #expect(error.problems.allSatisfy { !$0.description.contains(where: \.isNewline) }, "\(error.problems)")
+        #expect(error.description.split(separator: "\n").count == error.problems.count)
+        #expect(error.problems.contains { $0.description.contains(#"unknown source type "push\ntype""#) }, "\(error.problems)")
+    }
 }
