@@ -15,10 +15,10 @@ if [ $# -gt 0 ]; then
 fi
 # Tests that bound wall-clock latency (a viewer's request under a slowloris, a playlist while a
 # one-byte-chunk upload runs, the first 200 after a restart, a held playlist request answered at
-# its publish, the listener closed 200 ms into a graceful shutdown) run after the rest, alone: in
+# its publish, a held hinted part likewise, the listener closed 200 ms into a graceful shutdown) run after the rest, alone: in
 # the parallel run a request can wait seconds for a CPU whatever the server does. Both passes run;
 # either failing fails the command.
-timed='ConnectionAttackTests|IngestOffLoopTests/eventLoopStaysResponsive|RestartTests|RestartPlaybackTests|BlockingReloadTests|ServerSocketTests/gracefulShutdown'
+timed='ConnectionAttackTests|IngestOffLoopTests/eventLoopStaysResponsive|RestartTests|RestartPlaybackTests|BlockingReloadTests|HintedPartTests|ServerSocketTests/gracefulShutdown'
 status=0
 swift test --skip "$timed" || status=$?
 echo "== the latency-bound tests, alone: $timed"
