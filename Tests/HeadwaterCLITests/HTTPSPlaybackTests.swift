@@ -39,7 +39,13 @@ extension RealClients {
             });
             """
 
-        static func page(options: String = "", probes: String = "") -> String {
+        /// `HEADWATER_HLSJS_DEBUG=1` turns on hls.js's own debug log in the page's console (read it
+        /// with `HEADWATER_PLAY_LOG`, below, when a player does something unexplained).
+        static var debugOptions: String {
+            ProcessInfo.processInfo.environment["HEADWATER_HLSJS_DEBUG"] == nil ? "{}" : "{ debug: true }"
+        }
+
+        static func page(options: String = "{}", probes: String = "") -> String {
             """
             <!doctype html>
             <meta charset="utf-8">
@@ -49,7 +55,7 @@ extension RealClients {
             performance.setResourceTimingBufferSize(100000);
             const parameters = new URLSearchParams(location.search);
             const video = document.querySelector("video");
-            const hls = new Hls(\(options));
+            const hls = new Hls(Object.assign(\(options), \(Self.debugOptions)));
             const report = [];
             let errors = 0, breaks = 0, inAd = false, adFragments = 0, first = null;
             hls.on(Hls.Events.ERROR, (event, data) => {

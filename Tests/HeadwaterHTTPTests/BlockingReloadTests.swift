@@ -50,10 +50,10 @@ struct BlockingReloadTests {
         }
     }
 
-    @Test func aHeldRequestIsAnsweredByThePublishThatContainsItsPart() async throws {
+    @Test(arguments: [true, false]) func aHeldRequestIsAnsweredByThePublishThatContainsItsPart(fastPath: Bool) async throws {
         let registry = ChannelRegistry()
         registry.publish(Self.snapshot(last: 100, openParts: 1))
-        try await withServer(content: registry) { port in
+        try await withServer(content: registry, configure: { $0.fastPathAnswers = fastPath }) { port in
             // Already there: answered at once, cached 6 × TD (F19).
             let present = try await Self.get("/live/demo/v1.m3u8?_HLS_msn=101&_HLS_part=0", port: port)
             #expect(present.response.status == 200)
@@ -75,10 +75,10 @@ struct BlockingReloadTests {
         }
     }
 
-    @Test func aRequestIsNotAnsweredBeforeItsPartIsPublished() async throws {
+    @Test(arguments: [true, false]) func aRequestIsNotAnsweredBeforeItsPartIsPublished(fastPath: Bool) async throws {
         let registry = ChannelRegistry()
         registry.publish(Self.snapshot(last: 100, openParts: 1))
-        try await withServer(content: registry) { port in
+        try await withServer(content: registry, configure: { $0.fastPathAnswers = fastPath }) { port in
             let started = ContinuousClock.now
             let publishedAt = Mutex<ContinuousClock.Instant?>(nil)
             async let held = Self.get("/live/demo/v1.m3u8?_HLS_msn=102", port: port)
@@ -100,11 +100,11 @@ struct BlockingReloadTests {
         }
     }
 
-    @Test func pastTheLastPartOfACompleteSegmentMeansTheNextSegmentsFirstPart() async throws {
+    @Test(arguments: [true, false]) func pastTheLastPartOfACompleteSegmentMeansTheNextSegmentsFirstPart(fastPath: Bool) async throws {
         // F8: part 9 of segment 100 (which has 4) is part 0 of 101.
         let registry = ChannelRegistry()
         registry.publish(Self.snapshot(last: 100, openParts: 0))
-        try await withServer(content: registry) { port in
+        try await withServer(content: registry, configure: { $0.fastPathAnswers = fastPath }) { port in
             async let held = Self.get("/live/demo/v1.m3u8?_HLS_msn=100&_HLS_part=9", port: port)
             try await Task.sleep(for: .milliseconds(300))
             registry.publish(Self.snapshot(last: 100, openParts: 1))
@@ -123,9 +123,10 @@ struct BlockingReloadTests {
         ("_HLS_skip=NO", "_HLS_skip must be YES or v2"),
     ])
     func badOrTooFarAheadRequestsAre400(query: String, reason: String) async throws {
+        let fastPath = true
         let registry = ChannelRegistry()
         registry.publish(Self.snapshot(last: 100, openParts: 0))
-        try await withServer(content: registry) { port in
+        try await withServer(content: registry, configure: { $0.fastPathAnswers = fastPath }) { port in
             let started = ContinuousClock.now
             let (response, at) = try await Self.get("/live/demo/v1.m3u8?\(query)", port: port)
             #expect(response.status == 400)
@@ -134,11 +135,11 @@ struct BlockingReloadTests {
         }
     }
 
-    @Test func theFurthestAllowedAheadIsHeld() async throws {
+    @Test(arguments: [true, false]) func theFurthestAllowedAheadIsHeld(fastPath: Bool) async throws {
         // last + 2 is a fair wait (F10); with PART-TARGET 0.25 s the Advance Part Limit is 12 parts.
         let registry = ChannelRegistry()
         registry.publish(Self.snapshot(last: 100, openParts: 0))
-        try await withServer(content: registry) { port in
+        try await withServer(content: registry, configure: { $0.fastPathAnswers = fastPath }) { port in
             async let segment = Self.get("/live/demo/v1.m3u8?_HLS_msn=102", port: port)
             async let part = Self.get("/live/demo/v1.m3u8?_HLS_msn=102&_HLS_part=2", port: port)
             try await Task.sleep(for: .milliseconds(300))
@@ -148,10 +149,10 @@ struct BlockingReloadTests {
         }
     }
 
-    @Test func aRequestNeverAnsweredGets503AfterThreeTargetDurations() async throws {
+    @Test(arguments: [true, false]) func aRequestNeverAnsweredGets503AfterThreeTargetDurations(fastPath: Bool) async throws {
         let registry = ChannelRegistry()
         registry.publish(Self.snapshot(last: 100, openParts: 0, targetDuration: 1))
-        try await withServer(content: registry) { port in
+        try await withServer(content: registry, configure: { $0.fastPathAnswers = fastPath }) { port in
             let started = ContinuousClock.now
             let (response, at) = try await Self.get("/live/demo/v1.m3u8?_HLS_msn=101", port: port)
             #expect(response.status == 503)
@@ -164,24 +165,25 @@ struct BlockingReloadTests {
         }
     }
 
-    @Test func directivesAreIgnoredAfterEndlist() async throws {
+    @Test(arguments: [true, false]) func directivesAreIgnoredAfterEndlist(fastPath: Bool) async throws {
         let registry = ChannelRegistry()
         var snapshot = Self.snapshot(last: 100, openParts: 0)
         var ended = snapshot.mediaPlaylists["v1"]!
         ended.edge?.ended = true
         snapshot.mediaPlaylists["v1"] = ended
         registry.publish(snapshot)
-        try await withServer(content: registry) { port in
+        try await withServer(content: registry, configure: { $0.fastPathAnswers = fastPath }) { port in
             let (response, _) = try await Self.get("/live/demo/v1.m3u8?_HLS_msn=102", port: port)
             #expect(response.status == 200)
         }
     }
 
-    @Test func aClientThatGoesAwayIsForgottenAtOnce() async throws {
+    @Test(arguments: [true, false]) func aClientThatGoesAwayIsForgottenAtOnce(fastPath: Bool) async throws {
         let registry = ChannelRegistry()
         registry.publish(Self.snapshot(last: 100, openParts: 0))
         var configuration = OriginServerConfiguration(port: 0)
         configuration.metrics = OriginMetrics()
+        configuration.fastPathAnswers = fastPath
         let server = OriginServer(configuration: configuration, content: registry, ingest: nil, logger: quietLogger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
@@ -193,6 +195,71 @@ struct BlockingReloadTests {
             }
             try await waitUntil { server.heldRequests.heldCount == 0 }
             group.cancelAll()
+        }
+    }
+
+    /// A request pipelined behind a held one is answered after it, never before: on the fast path it
+    /// waits in the connection's buffer, on the full path in NIO's pipelining handler.
+    @Test(arguments: [true, false]) func aRequestPipelinedBehindAHeldOneIsAnsweredAfterIt(fastPath: Bool) async throws {
+        let registry = ChannelRegistry()
+        registry.publish(Self.snapshot(last: 100, openParts: 0))
+        try await withServer(content: registry, configure: { $0.fastPathAnswers = fastPath }) { port in
+            try await RawClient.connect(port: port).run { inbound, outbound in
+                var inbound = inbound
+                try await outbound.write(
+                    ByteBuffer(
+                        string: "GET /live/demo/v1.m3u8?_HLS_msn=101 HTTP/1.1\r\nHost: o\r\n\r\n"
+                            + "GET /live/demo/v1.m3u8 HTTP/1.1\r\nHost: o\r\n\r\n"))
+                try await Task.sleep(for: .milliseconds(300))
+                registry.publish(Self.snapshot(last: 101, openParts: 0))
+                var bytes: [UInt8] = []
+                let responses = try await inbound.readResponses(2, into: &bytes)
+                #expect(responses.map(\.status) == [200, 200])
+                // Both from the version that answered the held one, in the order asked.
+                #expect(responses.first?.text.contains("v1/101.ts") == true)
+                #expect(responses.first?.header("Cache-Control") == "public, max-age=24", "the held one (6 × TD), first")
+                #expect(responses.last?.text.contains("v1/101.ts") == true)
+                #expect(responses.last?.header("Cache-Control") != "public, max-age=24", "the plain reload, second")
+            }
+        }
+    }
+
+    /// Many requests held on one loop are all answered by one publish, each once; with the fast
+    /// path on, it holds and answers them itself (no full path installed for them).
+    @Test(arguments: [true, false]) func oneReleasesManyHeldRequests(fastPath: Bool) async throws {
+        let registry = ChannelRegistry()
+        registry.publish(Self.snapshot(last: 100, openParts: 0))
+        let tally = FastPathTally()
+        let configure: (inout OriginServerConfiguration) -> Void = {
+            $0.fastPathAnswers = fastPath
+            $0.fastPathTally = tally
+        }
+        try await withServer(content: registry, configure: configure) { port in
+            let answers = try await withThrowingTaskGroup(of: RawResponse.self) { group in
+                for index in 0..<50 {
+                    let gzip = index.isMultiple(of: 2)
+                    group.addTask {
+                        try await RawClient.connect(port: port).run { inbound, outbound in
+                            var inbound = inbound
+                            let fields = gzip ? "Accept-Encoding: gzip\r\n" : ""
+                            try await outbound.write(
+                                ByteBuffer(string: "GET /live/demo/v1.m3u8?_HLS_msn=101&_HLS_part=1 HTTP/1.1\r\nHost: o\r\n\(fields)\r\n"))
+                            var bytes: [UInt8] = []
+                            return try #require(try await inbound.readResponses(1, into: &bytes).first)
+                        }
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(500))
+                registry.publish(Self.snapshot(last: 100, openParts: 2))
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.count == 50)
+            #expect(answers.allSatisfy { $0.status == 200 })
+            let encodings = Dictionary(grouping: answers) { $0.header("Content-Encoding") ?? "identity" }
+            #expect(encodings["gzip"]?.count == 25 && encodings["identity"]?.count == 25)
+            #expect(Set(encodings["identity"]?.map(\.text) ?? []).count == 1, "one rendering for every identity answer")
+            #expect(encodings["identity"]?.first?.text.contains("v1/101.1.ts") == true)
+            #expect(tally.count == (fastPath ? 50 : 0), "answered by the fast path: \(tally.count)")
         }
     }
 

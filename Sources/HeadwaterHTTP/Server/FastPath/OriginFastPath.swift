@@ -62,6 +62,11 @@ final class FastPathTally: Sendable {
 /// never for a `HEAD` or when the write fails. (Conditional requests never come here; stitched
 /// playlists carry no validators and are answered `200` either way.)
 ///
+/// A request the responder holds (``OriginResponse/hold``: a blocking playlist reload of a shared
+/// or stitched playlist, a hinted part not yet published) is held here too, as an entry in its
+/// loop's ``HeldRequests`` and this handler's state, so a connection waiting for the next part
+/// carries no full-path handlers; bytes the client sends meanwhile wait until it is answered.
+///
 /// Everything else goes, as received, to NIO's HTTP/1 pipeline and ``OriginHTTPHandler``, which
 /// answer it in full. The two never overlap or reorder on a connection:
 /// - the fast path answers only at a request boundary, when every request handed to the full path
@@ -113,6 +118,10 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     private var fileInFlight = false
     /// Graceful shutdown was asked for while a file was going out: close once it has.
     private var closeAfterFile = false
+    /// The request held here, if one is (``hold(_:route:isHead:log:_:context:)``).
+    private var holding: Holding?
+    /// Graceful shutdown was asked for while a request was held: close once it is answered.
+    private var closeAfterHeld = false
     /// Adds the full path's handlers (NIO's HTTP/1 pipeline and ``OriginHTTPHandler``) behind this
     /// one; `nil` once done, at the first hand-over. Until then a connection is this handler only:
     /// every `read` NIO issues for it, and every event, passes one handler instead of seven (about
@@ -187,11 +196,13 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         stopDeadlines()
+        forgetHeld(context: context)
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         stopDeadlines()
+        forgetHeld(context: context)
     }
 
     private func startDeadlines(context: ChannelHandlerContext) {
@@ -210,7 +221,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
 
     /// What the connection is doing, from this handler's state and the full path's.
     private var activity: ConnectionDeadlines.Activity {
-        if fileInFlight { return .responding }
+        if fileInFlight || holding != nil { return .responding }
         if case .fast = mode {
             return progress.headStarted.map { .head(since: $0) } ?? .betweenRequests
         }
@@ -301,6 +312,16 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         }
         var input = unwrapInboundIn(data)
         deadlines.read(input.readableBytes, at: arrived, body: false)
+        if holding != nil {
+            keepBehindHeld(&input, context: context)
+            return
+        }
+        receive(input, arrived: arrived, context: context)
+    }
+
+    /// Bytes at a request boundary, with nothing held: answered here, or handed to the full path.
+    private func receive(_ input: ByteBuffer, arrived: NIODeadline, context: ChannelHandlerContext) {
+        var input = input
         if fileInFlight {
             if var start = pending {
                 pending = nil
@@ -346,6 +367,11 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
                     tally?.add()
                     progress.headStarted = nil
                     input.moveReaderIndex(forwardBy: head.length)
+                    if holding != nil {
+                        // Held: what follows waits for its answer.
+                        if input.readableBytes > 0 { pending = input }
+                        return
+                    }
                 } else {
                     handOver(input, wholeRequest: head.length == input.readableBytes, context: context)
                     return
@@ -420,6 +446,14 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     /// timeout does not close it, and graceful shutdown closes it once the file is out. (At any
     /// other time the full path's handlers, which see such a connection as idle, decide.)
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if holding != nil {
+            // A held request has its own deadline (``HeldRequests``); shutdown waits for its answer.
+            if event is IdleStateHandler.IdleStateEvent { return }
+            if event is ChannelShouldQuiesceEvent {
+                closeAfterHeld = true
+                return
+            }
+        }
         if fileInFlight {
             if event is IdleStateHandler.IdleStateEvent { return }
             if event is ChannelShouldQuiesceEvent {
@@ -582,12 +616,31 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             response.discardBody()  // an error, most likely: answered below with the request's own fields
         case .stitchedPlaylist:
             break
+        case .mediaPlaylist, .iFramePlaylist:
+            // With delivery directives (a blocking reload, a delta update); without, the encoded
+            // playlists above answer, or it is an error the full path answers.
+            guard uri.utf8.contains(UInt8(ascii: "?")) else { return false }
         default:
             return false
         }
-        var response = environment.responder.respond(to: request(target: uri), route: route)
-        // A held request (blocking reload) waits on the full path, which can hold it.
-        guard !response.closeConnection, response.hold == nil else {
+        let response = environment.responder.respond(to: request(target: uri), route: route)
+        let log = entry(uri: uri, route: route.template, response: (response.status, 0, .none), encoding: nil, uncompressed: nil)
+        if let hold = response.hold {
+            self.hold(request(target: uri), route: route, isHead: isHead, log: log, hold, context: context)
+            return true
+        }
+        return write(response, route: route, isHead: isHead, log: log, now: now, context: context)
+    }
+
+    /// Writes the responder's `response` to a request for `route` whose access-log entry is `log`
+    /// (this sets its status, byte count and encoding); `false`, having written nothing, when the
+    /// full path must answer instead: the response closes the connection, or its fields cannot be
+    /// written (the full path then refuses the head and closes).
+    private func write(
+        _ response: OriginResponse, route: Route, isHead: Bool, log: AccessLogEntry, now: Int64, context: ChannelHandlerContext
+    ) -> Bool {
+        var response = response
+        guard !response.closeConnection else {
             response.discardBody()
             return false
         }
@@ -606,13 +659,15 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         }
         guard valid else {
             response.discardBody()
-            return false  // the full path refuses the head and closes
+            return false
         }
         bytes.writeStaticString("\r\n")
-        let log = entry(
-            uri: uri, route: route.template,
-            response: (response.status, isHead || !response.status.mayHaveResponseBody ? 0 : bodyLength, response.cacheStatus),
-            encoding: response.headers.first(name: "content-encoding"), uncompressed: response.uncompressedLength)
+        var log = log
+        log.status = response.status
+        log.bytes = isHead || !response.status.mayHaveResponseBody ? 0 : bodyLength
+        log.cacheStatus = response.cacheStatus
+        log.contentEncoding = response.headers.first(name: "content-encoding")
+        log.uncompressedLength = response.uncompressedLength
         let time = dates.withValue { $0.commonLogTime(now: now) }
         var series: OriginMetrics.RequestSeries?
         if case .stitchedPlaylist = route, response.status == .ok, !isHead {
@@ -637,6 +692,106 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
                 time: time, series: series, afterWritten: afterWritten, context: context)
         }
         return true
+    }
+
+    // MARK: - Held requests
+
+    /// A request held until a publish answers it (``OriginResponse/hold``: a blocking playlist
+    /// reload, a hinted part): its entry in the loop's ``HeldRequests``, and what answering it takes.
+    private struct Holding {
+        var ticket: HeldRequests.Ticket
+        var channel: String
+        var request: OriginRequest
+        var route: Route
+        var isHead: Bool
+        var log: AccessLogEntry
+    }
+
+    /// Holds `request` here, as the full path would (``OriginHTTPHandler``), but without its
+    /// handlers: an entry in the loop's table and this connection's ``Holding``. Each publish of
+    /// its channel asks the responder again; past `hold`'s timeout it gets `hold.timedOut`.
+    private func hold(
+        _ request: OriginRequest, route: Route, isHead: Bool, log: AccessLogEntry, _ hold: OriginResponse.Hold,
+        context: ChannelHandlerContext
+    ) {
+        let ticket = environment.held.on(context.eventLoop).add(
+            HeldRequests.Waiter(
+                channel: hold.channel, deadline: log.started + hold.timeout,
+                retry: { [self] in retryHeld(context: context) },
+                expire: { [self] in answerHeld(hold.timedOut, context: context) }))
+        holding = Holding(ticket: ticket, channel: hold.channel, request: request, route: route, isHead: isHead, log: log)
+    }
+
+    /// A publish of the held request's channel: answers it if the responder now can.
+    private func retryHeld(context: ChannelHandlerContext) -> Bool {
+        guard let holding else { return true }
+        let response = environment.responder.respond(to: holding.request, route: holding.route)
+        guard response.hold == nil else { return false }
+        answerHeld(response, context: context)
+        return true
+    }
+
+    /// Answers the held request (already out of ``HeldRequests``), then goes on with what the client
+    /// sent meanwhile, or closes if shutdown was asked for.
+    private func answerHeld(_ response: OriginResponse, context: ChannelHandlerContext) {
+        guard let holding else { return }
+        self.holding = nil
+        guard context.channel.isActive else { return }
+        let now = environment.now()
+        guard write(response, route: holding.route, isHead: holding.isHead, log: holding.log, now: now, context: context) else {
+            // Nothing the responder answers a held request with closes the connection or has
+            // fields that cannot be written; were it so, closing is the one safe answer here.
+            var response = response
+            response.discardBody()
+            context.close(promise: nil)
+            return
+        }
+        if closeAfterHeld {
+            if fileInFlight {
+                closeAfterFile = true
+            } else {
+                // Written in order: once this empty write is done, so is the answer.
+                context.writeAndFlush(wrapOutboundOut(.byteBuffer(ByteBuffer()))).assumeIsolated().whenComplete { _ in
+                    context.close(promise: nil)
+                }
+            }
+            unflushed = false
+            pending = nil
+            return
+        }
+        if let rest = pending {
+            pending = nil
+            receive(rest, arrived: .now(), context: context)
+        }
+        if unflushed {
+            unflushed = false
+            context.flush()
+        }
+    }
+
+    /// Bytes that arrived while a request is held (pipelined behind it): kept, to be read once it
+    /// is answered. A client that sends more than a request head's limit meanwhile is closed; no
+    /// player pipelines behind a blocking reload.
+    private func keepBehindHeld(_ input: inout ByteBuffer, context: ChannelHandlerContext) {
+        if var kept = pending {
+            kept.writeBuffer(&input)
+            pending = kept
+        } else {
+            pending = input
+        }
+        if let pending, pending.readableBytes > maxHeadBytes {
+            environment.logger.debug(
+                "closing a connection that sent more than a request head behind a held request",
+                metadata: ["client.address": "\(client ?? "-")"])
+            context.close(promise: nil)
+        }
+    }
+
+    /// The connection is going: its held request, if any, leaves the loop's table.
+    private func forgetHeld(context: ChannelHandlerContext) {
+        guard let holding else { return }
+        self.holding = nil
+        environment.held.on(context.eventLoop).remove(holding.ticket, channel: holding.channel)
     }
 
     /// A promise for the write that ends a response, which calls `afterWritten`
