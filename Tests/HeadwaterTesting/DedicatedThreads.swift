@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 public import Testing
 
 /// A test trait that runs a test (or every test of a suite) on threads of its own instead of Swift
@@ -74,7 +73,13 @@ public final class ThreadTaskExecutor: TaskExecutor, Sendable {
     static let cpuBound = ThreadTaskExecutor(threads: 2, name: "cpu-bound", nice: 10)
     static let processWaits = ThreadTaskExecutor(threads: 2, name: "process-wait")
 
-    private let jobs = Mutex<[UnownedJob]>([])
+    /// The queue, guarded by `lock`. An `NSLock` (a pthread mutex), not Synchronization's `Mutex`:
+    /// on Linux a contended `Mutex` is handed over by the kernel (a priority-inheritance futex), an
+    /// ordering ThreadSanitizer does not see, so every job passed between these threads (the one
+    /// `Mutex` in the project that is contended all the time) was reported as a race. Sound: every
+    /// access to `queue` is inside `lock`.
+    private let lock = NSLock()
+    nonisolated(unsafe) private var queue: [UnownedJob] = []
     private let available = DispatchSemaphore(value: 0)
 
     /// - Parameters:
@@ -99,7 +104,7 @@ public final class ThreadTaskExecutor: TaskExecutor, Sendable {
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        jobs.withLock { $0.append(job) }
+        lock.withLock { queue.append(job) }
         available.signal()
     }
 
@@ -107,7 +112,7 @@ public final class ThreadTaskExecutor: TaskExecutor, Sendable {
     private func work() {
         while true {
             available.wait()
-            let job = jobs.withLock { $0.removeFirst() }
+            let job = lock.withLock { queue.removeFirst() }
             job.runSynchronously(on: asUnownedTaskExecutor())
         }
     }
