@@ -740,9 +740,8 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         let now = environment.now()
         guard write(response, route: holding.route, isHead: holding.isHead, log: holding.log, now: now, context: context) else {
             // Nothing the responder answers a held request with closes the connection or has
-            // fields that cannot be written; were it so, closing is the one safe answer here.
-            var response = response
-            response.discardBody()
+            // fields that cannot be written; were it so, closing is the one safe answer here
+            // (`write` has already discarded the body: a file is closed once).
             context.close(promise: nil)
             return
         }
