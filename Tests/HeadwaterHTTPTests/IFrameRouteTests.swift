@@ -14,6 +14,16 @@ let iFrameRouteTable: [RouteCase] = [
     .init("/live/demo/v0.iframes.m3u8?_HLS_msn=4", .iFramePlaylist(channel: "demo", rendition: "v0")),
     .init("/live/demo/v0.iframes.m3u8?_HLS_msn=x", rejectedBecause: "_HLS_msn must be a non-negative integer"),
     .init("/live/demo/v0.iframes", .notFound),
+    // A playlist file name that leaves a dot-name (`.` of `..m3u8`, found by the `request-target`
+    // fuzz target) or nothing as its rendition names none.
+    .init("/live/demo/..m3u8", .notFound),
+    .init("/live/demo/...m3u8", .notFound),
+    .init("/live/demo/..iframes.m3u8", .notFound),
+    .init("/live/demo/.iframes.m3u8", .notFound),
+    .init("/live/demo/.hidden.m3u8", .notFound),
+    .init("/ssai/demo/..m3u8?session=a.b", .notFound),
+    .init("/ssai/de.iframes.m3u8ma/..m3u8?_HLS_m2/babc.def", .notFound),
+    .init("/ssai/demo/..iframes.m3u8", .notFound),
     .init("/live/demo/v0.iframes.m3u8/extra", .segment(channel: "demo", rendition: "v0.iframes.m3u8", name: "extra")),
     .init("/live/demo/v0.iframes.m3u8/x/y", .notFound),
     .init("/live/demo/v0/x.iframes.m3u8", .segment(channel: "demo", rendition: "v0", name: "x.iframes.m3u8")),

@@ -130,10 +130,11 @@ public enum Route: Sendable, Hashable {
         case 3:
             let file = s[2]
             if file == "master.m3u8" { return .multivariantPlaylist(channel: s[1]) }
-            guard file.hasSuffix(".m3u8") else { return .notFound }
-            if let rendition = iFrameRendition(file) { return .iFramePlaylist(channel: s[1], rendition: rendition) }
-            let rendition = String(file.dropLast(5))
-            return rendition.isEmpty ? .notFound : .mediaPlaylist(channel: s[1], rendition: rendition)
+            switch MediaPlaylistFile(file) {
+            case .media(let rendition): return .mediaPlaylist(channel: s[1], rendition: rendition)
+            case .iFrames(let rendition): return .iFramePlaylist(channel: s[1], rendition: rendition)
+            case nil: return .notFound
+            }
         case 4:
             return s[3].isEmpty ? .notFound : .segment(channel: s[1], rendition: s[2], name: s[3])
         default:
@@ -142,21 +143,36 @@ public enum Route: Sendable, Hashable {
     }
 
     private static func ssai(_ s: [String], query: RequestTarget.Query) -> Route {
-        guard s.count == 3, !s[1].isEmpty, s[2].hasSuffix(".m3u8") else { return .notFound }
+        guard s.count == 3, !s[1].isEmpty else { return .notFound }
         if s[2] == "master.m3u8" { return .sessionMultivariantPlaylist(channel: s[1], query: query.items) }
-        if let rendition = iFrameRendition(s[2]) {
+        switch MediaPlaylistFile(s[2]) {
+        case .media(let rendition): return .stitchedPlaylist(channel: s[1], rendition: rendition, session: query.first("session"))
+        case .iFrames(let rendition):
             return .stitchedIFramePlaylist(channel: s[1], rendition: rendition, session: query.first("session"))
+        case nil: return .notFound
         }
-        let rendition = String(s[2].dropLast(5))
-        return rendition.isEmpty
-            ? .notFound : .stitchedPlaylist(channel: s[1], rendition: rendition, session: query.first("session"))
     }
 
-    /// `v0` of `v0.iframes.m3u8`; `nil` for any other file name.
-    private static func iFrameRendition(_ file: String) -> String? {
-        let suffix = ".iframes.m3u8"
-        guard file.hasSuffix(suffix), file.count > suffix.count else { return nil }
-        return String(file.dropLast(suffix.count))
+    /// The rendition a media playlist's file name names: `v0` of `v0.m3u8` and of `v0.iframes.m3u8`.
+    /// A name that would be empty or start with a dot (`..m3u8` names `.`) names none: rendition
+    /// names are single, visible path components like every other name a route hands on.
+    private enum MediaPlaylistFile {
+        case media(String)
+        case iFrames(String)
+
+        init?(_ file: String) {
+            let iFrames = ".iframes.m3u8", media = ".m3u8"
+            let name: String
+            if file.hasSuffix(iFrames) {
+                name = String(file.dropLast(iFrames.count))
+            } else if file.hasSuffix(media) {
+                name = String(file.dropLast(media.count))
+            } else {
+                return nil
+            }
+            guard let first = name.utf8.first, first != UInt8(ascii: ".") else { return nil }
+            self = file.hasSuffix(iFrames) ? .iFrames(name) : .media(name)
+        }
     }
 
     /// LL-HLS delivery directives (RFC 8216bis §6.2.5): a malformed one is a client bug worth a 400
