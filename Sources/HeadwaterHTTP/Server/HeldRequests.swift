@@ -1,27 +1,67 @@
 import HeadwaterRuntime
 import NIOCore
+import NIOHTTP1
 import Synchronization
 
 /// Requests waiting for a later version of their channel — a blocking playlist reload (`_HLS_msn`,
-/// `_HLS_part`; HLS-RULES F7, F8) — on one event loop.
+/// `_HLS_part`; HLS-RULES F7, F8) or a hinted part — on one event loop, for every handler that holds
+/// them (``OriginFastPath`` on HTTP/1.1, ``OriginHTTPHandler`` on HTTP/2 streams and the full path).
 ///
-/// A held request is a table entry, not a thread or a timer: its handler's two callbacks and a
-/// deadline. Each publish of a channel retries that channel's requests on this loop
-/// (``published(_:)``): the responder decides again against the new snapshot, and every request the
-/// new version satisfies is answered from the one rendering of that version. One sweep a tenth of a
-/// second answers those past their deadline (503 after 3 target durations, F11), never early. A
-/// client that goes away is removed at once (``remove(_:)``).
+/// A held request is a table entry, not a thread or a timer: what it asked, a deadline, and its
+/// handler's two callbacks. The lifecycle is this type's; a handler only writes the answer it is
+/// given. Each publish of a channel retries that channel's requests on this loop
+/// (``published(_:)``): the responder decides again against the new snapshot — once for all equal
+/// requests for a shared playlist (``SharedDecision``), so 5,000 players waiting for the same
+/// segment cost one decision, not 5,000 — and every request the new version satisfies is answered.
+/// One sweep a tenth of a second answers those past their deadline (``OriginResponse/Hold/timedOut``:
+/// 503 after 3 target durations, F11), never early. A client that goes away is removed at once
+/// (``remove(_:channel:)``).
 ///
-/// Loop-bound state; the publish hook crosses threads only through ``waiting``'s count and an
-/// `execute` onto the loop.
+/// Loop-bound state; the publish hook crosses threads only through ``heldCount`` and an `execute`
+/// onto the loop.
 final class HeldRequests: Sendable {
-    /// One held request: `retry` answers it if it can (returning whether it did), `expire` answers
-    /// it past its deadline.
+    /// One held request. `respond` asks its handler's responder again (given the request and its
+    /// route, so that its closure holds only the handler); `answer` writes what it is given (a
+    /// decision that no longer holds, or the timeout's answer) on its connection.
     struct Waiter {
-        var channel: String
+        var hold: OriginResponse.Hold
         var deadline: NIODeadline
-        var retry: () -> Bool
-        var expire: () -> Void
+        var request: OriginRequest
+        var route: Route
+        var respond: (OriginRequest, Route) -> OriginResponse
+        var answer: (OriginResponse) -> Void
+
+        var channel: String { hold.channel }
+    }
+
+    /// Equal requests for a shared playlist (the same method, target, protocol version and fields)
+    /// are decided alike against one snapshot: the responder's answer to them is a function of
+    /// those and the channel's version alone, with no effect of its own. A stitched playlist is
+    /// not (its session is touched, its beacons fire once per viewer); a hinted part's answer is an
+    /// open file, which one writer owns.
+    struct SharedDecision: Hashable {
+        var method: String
+        var target: String
+        var version: Int
+        var fields: OriginRequest.Fields
+
+        init?(_ waiter: Waiter) {
+            switch waiter.route {
+            case .mediaPlaylist, .iFramePlaylist: break
+            default: return nil
+            }
+            method = waiter.request.method.rawValue
+            target = waiter.request.target
+            version = waiter.request.version.major * 10 + waiter.request.version.minor
+            fields = waiter.request.fields
+        }
+
+        /// Whether `response` may answer every request equal to the one it was decided for.
+        static func isShareable(_ response: OriginResponse) -> Bool {
+            guard response.afterBodyWritten == nil, !response.closeConnection else { return false }
+            if case .file = response.body { return false }
+            return true
+        }
     }
 
     /// A held request's number, to remove it.
@@ -53,7 +93,8 @@ final class HeldRequests: Sendable {
 
     var heldCount: Int { count.load(ordering: .relaxed) }
 
-    /// Holds a request until `waiter.retry` answers it or its deadline passes. On the loop.
+    /// Holds a request until a publish lets `waiter.respond` answer it, or its deadline passes. On
+    /// the loop.
     func add(_ waiter: Waiter) -> Ticket {
         let state = state.value
         state.next += 1
@@ -84,14 +125,30 @@ final class HeldRequests: Sendable {
         eventLoop.execute { [self] in published(channel) }
     }
 
-    /// Retries every request held for `channel`; those answered are removed. On the loop.
+    /// Retries every request held for `channel`; those answered leave the table before their
+    /// answer is written (a connection that then reads a pipelined request may hold again). On
+    /// the loop.
     func published(_ channel: String) {
         let state = state.value
         guard let held = state.waiters[channel] else { return }
+        var decided: [SharedDecision: OriginResponse] = [:]
         var answered = 0
-        for (id, waiter) in held where waiter.retry() {
+        for (id, waiter) in held {
+            let response: OriginResponse
+            if let key = SharedDecision(waiter) {
+                if let known = decided[key] {
+                    response = known
+                } else {
+                    response = waiter.respond(waiter.request, waiter.route)
+                    if SharedDecision.isShareable(response) { decided[key] = response }
+                }
+            } else {
+                response = waiter.respond(waiter.request, waiter.route)
+            }
+            guard response.hold == nil else { continue }
             state.waiters[channel]?[id] = nil
             answered += 1
+            waiter.answer(response)
         }
         if state.waiters[channel]?.isEmpty == true { state.waiters[channel] = nil }
         if answered > 0 {
@@ -103,7 +160,7 @@ final class HeldRequests: Sendable {
 
     private func sweep() {
         let state = state.value
-        let now = NIODeadline.now()
+        let now = eventLoop.now
         var expired: [Waiter] = []
         for (channel, held) in state.waiters {
             for (id, waiter) in held where waiter.deadline <= now {
@@ -115,7 +172,7 @@ final class HeldRequests: Sendable {
         guard !expired.isEmpty else { return }
         count.subtract(expired.count, ordering: .relaxed)
         metrics?.heldRequestsChanged(by: -expired.count)
-        for waiter in expired { waiter.expire() }
+        for waiter in expired { waiter.answer(waiter.hold.timedOut) }
         stopSweepIfIdle()
     }
 

@@ -152,8 +152,8 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             state = .responding
             progress.phase = .responding
             let response = respond(to: exchange)
-            if let hold = response.hold {
-                self.hold(exchange, hold, context: context)
+            if let hold = response.hold, case .success(let route) = exchange.route {
+                self.hold(exchange, hold, route: route, context: context)
             } else {
                 write(response, for: exchange, context: context)
             }
@@ -176,29 +176,24 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: - Held requests
 
     /// Holds `exchange` until a publish of its channel lets the responder answer it, or its
-    /// timeout passes (then `hold.timedOut`). Costs a table entry on this loop, no timer.
-    private func hold(_ exchange: Exchange, _ hold: OriginResponse.Hold, context: ChannelHandlerContext) {
-        let held = environment.held.on(context.eventLoop)
-        let ticket = held.add(
+    /// timeout passes (then `hold.timedOut`). Costs a table entry on this loop, no timer; the
+    /// table (``HeldRequests``) asks the responder again at each publish.
+    private func hold(_ exchange: Exchange, _ hold: OriginResponse.Hold, route: Route, context: ChannelHandlerContext) {
+        let ticket = environment.held.on(context.eventLoop).add(
             HeldRequests.Waiter(
-                channel: hold.channel, deadline: exchange.started + hold.timeout,
-                retry: { self.retryHeld(context: context) },
-                expire: { self.answerHeld(hold.timedOut, context: context) }))
+                hold: hold, deadline: exchange.started + hold.timeout, request: exchange.request, route: route,
+                respond: { self.environment.responder.respond(to: $0, route: $1) },
+                answer: { self.answerHeld($0, context: context) }))
         state = .held(exchange, ticket, channel: hold.channel)
     }
 
-    /// A publish of the held request's channel: answers it if the responder now can.
-    private func retryHeld(context: ChannelHandlerContext) -> Bool {
-        guard case .held(let exchange, _, _) = state else { return true }
-        let response = respond(to: exchange)
-        guard response.hold == nil else { return false }
-        answerHeld(response, context: context)
-        return true
-    }
-
-    /// Answers the held request (already out of ``HeldRequests``) with `response`.
+    /// Writes the held request's answer (it is already out of ``HeldRequests``).
     private func answerHeld(_ response: OriginResponse, context: ChannelHandlerContext) {
-        guard case .held(let exchange, _, _) = state else { return }
+        guard case .held(let exchange, _, _) = state else {
+            var response = response
+            response.discardBody()  // a hinted part's open file, which nobody will write
+            return
+        }
         state = .responding
         write(response, for: exchange, context: context)
     }

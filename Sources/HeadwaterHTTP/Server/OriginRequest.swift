@@ -22,7 +22,7 @@ struct OriginRequest: Sendable {
     var allFields: [(name: String, value: String)] = []
 
     /// The fields decisions and the access log read.
-    struct Fields: Sendable, Equatable {
+    struct Fields: Sendable, Hashable {
         /// Joined (`, `) when repeated, as RFC 9110 §5.3 allows for list fields.
         var acceptEncoding: String?
         var range: String?

@@ -697,46 +697,41 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     // MARK: - Held requests
 
     /// A request held until a publish answers it (``OriginResponse/hold``: a blocking playlist
-    /// reload, a hinted part): its entry in the loop's ``HeldRequests``, and what answering it takes.
+    /// reload, a hinted part): its entry in the loop's ``HeldRequests``, and what writing its answer
+    /// takes.
     private struct Holding {
         var ticket: HeldRequests.Ticket
         var channel: String
-        var request: OriginRequest
         var route: Route
         var isHead: Bool
         var log: AccessLogEntry
     }
 
     /// Holds `request` here, as the full path would (``OriginHTTPHandler``), but without its
-    /// handlers: an entry in the loop's table and this connection's ``Holding``. Each publish of
-    /// its channel asks the responder again; past `hold`'s timeout it gets `hold.timedOut`.
+    /// handlers: an entry in the loop's table, which asks the responder again at each publish of
+    /// its channel, and this connection's ``Holding``.
     private func hold(
         _ request: OriginRequest, route: Route, isHead: Bool, log: AccessLogEntry, _ hold: OriginResponse.Hold,
         context: ChannelHandlerContext
     ) {
         let ticket = environment.held.on(context.eventLoop).add(
             HeldRequests.Waiter(
-                channel: hold.channel, deadline: log.started + hold.timeout,
-                retry: { [self] in retryHeld(context: context) },
-                expire: { [self] in answerHeld(hold.timedOut, context: context) }))
-        holding = Holding(ticket: ticket, channel: hold.channel, request: request, route: route, isHead: isHead, log: log)
-    }
-
-    /// A publish of the held request's channel: answers it if the responder now can.
-    private func retryHeld(context: ChannelHandlerContext) -> Bool {
-        guard let holding else { return true }
-        let response = environment.responder.respond(to: holding.request, route: holding.route)
-        guard response.hold == nil else { return false }
-        answerHeld(response, context: context)
-        return true
+                hold: hold, deadline: log.started + hold.timeout, request: request, route: route,
+                respond: { [self] in environment.responder.respond(to: $0, route: $1) },
+                answer: { [self] in answerHeld($0, context: context) }))
+        holding = Holding(ticket: ticket, channel: hold.channel, route: route, isHead: isHead, log: log)
     }
 
     /// Answers the held request (already out of ``HeldRequests``), then goes on with what the client
     /// sent meanwhile, or closes if shutdown was asked for.
     private func answerHeld(_ response: OriginResponse, context: ChannelHandlerContext) {
-        guard let holding else { return }
+        let holding = self.holding
         self.holding = nil
-        guard context.channel.isActive else { return }
+        guard let holding, context.channel.isActive else {
+            var response = response
+            response.discardBody()  // a hinted part's open file, which nobody will write
+            return
+        }
         let now = environment.now()
         guard write(response, route: holding.route, isHead: holding.isHead, log: holding.log, now: now, context: context) else {
             // Nothing the responder answers a held request with closes the connection or has

@@ -1,0 +1,150 @@
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import HeadwaterHTTP
+
+/// The held-request table on its own (``HeldRequests``), on an embedded loop: what a publish asks
+/// of the responder, what it answers, and when. The wire behaviour (blocking reloads on both
+/// HTTP/1 paths and HTTP/2) is `BlockingReloadTests`'.
+@Suite struct HeldRequestsTests {
+    /// What the table did with the waiters it was given.
+    final class Log {
+        var decisions: [String] = []
+        var answers: [(target: String, status: UInt)] = []
+    }
+
+    static let hold = OriginResponse.Hold(channel: "demo", targetDuration: 1)
+
+    static func request(_ target: String, gzip: Bool = false) -> OriginRequest {
+        OriginRequest(
+            method: .GET, target: target, version: .http1_1,
+            fields: .init(acceptEncoding: gzip ? "gzip" : nil, userAgent: "test"))
+    }
+
+    /// A waiter whose responder answers `200` once `ready` says so, and holds before.
+    static func waiter(
+        _ request: OriginRequest, route: Route, log: Log, ready: @escaping () -> Bool,
+        body: @escaping () -> OriginResponse.Body = { .bytes(ByteBuffer(string: "#EXTM3U\n")) }
+    ) -> HeldRequests.Waiter {
+        HeldRequests.Waiter(
+            hold: hold, deadline: .now() + .seconds(3), request: request, route: route,
+            respond: { request, _ in
+                log.decisions.append(request.target)
+                var response = OriginResponse(status: .ok, body: body())
+                if !ready() { response.hold = hold }
+                return response
+            },
+            answer: { response in
+                log.answers.append((request.target, response.status.code))
+                var response = response
+                response.discardBody()  // as a writer would: a file body is closed once
+            })
+    }
+
+    @Test("equal requests for a shared playlist are decided once per publish, and all answered")
+    func equalRequestsShareOneDecision() {
+        let loop = EmbeddedEventLoop()
+        let held = HeldRequests(eventLoop: loop, metrics: nil)
+        let log = Log()
+        var ready = false
+        let target = "/live/demo/v1.m3u8?_HLS_msn=101"
+        let route = Route.mediaPlaylist(channel: "demo", rendition: "v1")
+        for _ in 0..<20 { _ = held.add(Self.waiter(Self.request(target), route: route, log: log, ready: { ready })) }
+        for _ in 0..<10 { _ = held.add(Self.waiter(Self.request(target, gzip: true), route: route, log: log, ready: { ready })) }
+        let iFrames = "/live/demo/v1.iframes.m3u8?_HLS_msn=101"
+        for _ in 0..<5 {
+            _ = held.add(Self.waiter(Self.request(iFrames), route: .iFramePlaylist(channel: "demo", rendition: "v1"), log: log, ready: { ready }))
+        }
+
+        held.published("demo")  // not yet: one decision per distinct request, all still held
+        #expect(log.decisions.count == 3, "\(log.decisions)")
+        #expect(log.answers.isEmpty)
+        #expect(held.heldCount == 35)
+
+        ready = true
+        log.decisions = []
+        held.published("demo")
+        #expect(log.decisions.count == 3, "identity, gzip and the I-frame playlist: \(log.decisions)")
+        #expect(log.answers.count == 35 && log.answers.allSatisfy { $0.status == 200 })
+        #expect(held.heldCount == 0)
+        held.published("demo")
+        #expect(log.answers.count == 35, "answered once")
+        _ = try? loop.syncShutdownGracefully()
+    }
+
+    @Test("stitched playlists and hinted parts are decided for each request: a session's effects, an open file")
+    func perViewerAnswersAreNotShared() {
+        let loop = EmbeddedEventLoop()
+        let held = HeldRequests(eventLoop: loop, metrics: nil)
+        let log = Log()
+        let stitched = Route.stitchedPlaylist(channel: "demo", rendition: "v1", session: "s.t")
+        for _ in 0..<4 {
+            _ = held.add(Self.waiter(Self.request("/ssai/demo/v1.m3u8?session=s.t&_HLS_msn=101"), route: stitched, log: log, ready: { true }))
+        }
+        let part = Route.segment(channel: "demo", rendition: "v1", name: "101.1.ts")
+        for _ in 0..<3 { _ = held.add(Self.waiter(Self.request("/live/demo/v1/101.1.ts"), route: part, log: log, ready: { true })) }
+        held.published("demo")
+        #expect(log.decisions.count == 7)
+        #expect(log.answers.count == 7)
+        _ = try? loop.syncShutdownGracefully()
+    }
+
+    @Test("a shared playlist's decision that must not be shared (a file body) is asked again for the next request")
+    func unshareableDecisionIsNotReused() throws {
+        let loop = EmbeddedEventLoop()
+        let held = HeldRequests(eventLoop: loop, metrics: nil)
+        let log = Log()
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try directory.write("part.ts", [1])
+        let route = Route.mediaPlaylist(channel: "demo", rendition: "v1")
+        for _ in 0..<3 {
+            _ = held.add(
+                Self.waiter(
+                    Self.request("/live/demo/v1.m3u8?_HLS_msn=101"), route: route, log: log, ready: { true },
+                    body: { .file(try! OpenFile.open(ConfinedPath(file: path, symlinks: .never)).get(), offset: 0, count: 1) }))
+        }
+        held.published("demo")
+        #expect(log.decisions.count == 3)
+        #expect(log.answers.count == 3)
+        _ = try? loop.syncShutdownGracefully()
+    }
+
+    @Test("past its deadline a held request gets the hold's own timeout answer, and leaves the table")
+    func deadlineAnswersTheTimeout() throws {
+        let loop = EmbeddedEventLoop()
+        let held = HeldRequests(eventLoop: loop, metrics: nil)
+        let log = Log()
+        var waiter = Self.waiter(
+            Self.request("/live/demo/v1.m3u8?_HLS_msn=200"), route: .mediaPlaylist(channel: "demo", rendition: "v1"), log: log,
+            ready: { false })
+        waiter.deadline = loop.now + .milliseconds(250)
+        _ = held.add(waiter)
+        loop.advanceTime(by: .milliseconds(200))
+        #expect(log.answers.isEmpty, "never early")
+        loop.advanceTime(by: .milliseconds(100))
+        #expect(log.answers.map(\.status) == [503])
+        #expect(log.decisions.isEmpty, "the timeout's answer is the hold's, not a new decision")
+        #expect(held.heldCount == 0)
+        _ = try? loop.syncShutdownGracefully()
+    }
+
+    @Test("a removed request is neither decided nor answered")
+    func removedRequestIsForgotten() {
+        let loop = EmbeddedEventLoop()
+        let held = HeldRequests(eventLoop: loop, metrics: nil)
+        let log = Log()
+        let ticket = held.add(
+            Self.waiter(
+                Self.request("/live/demo/v1.m3u8?_HLS_msn=101"), route: .mediaPlaylist(channel: "demo", rendition: "v1"), log: log,
+                ready: { true }))
+        held.remove(ticket, channel: "demo")
+        held.published("demo")
+        loop.advanceTime(by: .seconds(5))
+        #expect(log.decisions.isEmpty && log.answers.isEmpty)
+        #expect(held.heldCount == 0)
+        _ = try? loop.syncShutdownGracefully()
+    }
+}
