@@ -399,7 +399,7 @@ struct PipelineHarness {
     }
 
     func finish() {
-        _ = try? channel.finish()
+        _ = try? channel.finish(acceptAlreadyClosed: true)
     }
 }
 
