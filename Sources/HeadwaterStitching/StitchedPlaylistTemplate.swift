@@ -35,7 +35,8 @@ public struct StitchedPlaylistTemplate: Sendable, Hashable {
             "a placeholder session id is made of unreserved characters")
         let tokenMark = tokenPlaceholder.map { Array($0.utf8) }
         precondition(tokenMark.map { $0.count == mark.count && $0 != mark } ?? true, "placeholders of one length, distinct")
-        let bytes = PlaylistSerializer.serialize(playlist)
+        // Served as shared playlists are (``PlaylistRendering``): the open segment undated.
+        let bytes = PlaylistSerializer.serialize(playlist.datingOnlyCompleteSegments)
         var pieces: [Piece] = []
         var start = 0
         var index = 0

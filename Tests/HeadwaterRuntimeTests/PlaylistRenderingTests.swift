@@ -35,4 +35,19 @@ struct PlaylistRenderingTests {
         #expect(Gzip.decompress(Array(buffer: rendered.gzipBody)) == Array(buffer: rendered.body))
         #expect(rendered.entityTag == "\"demo-v0-7\"" && rendered.gzipEntityTag == "\"demo-v0-7-gz\"")
     }
+
+    @Test("a shared playlist is served with its open segment undated, dated once complete (hls.js)")
+    func openSegmentServedUndated() throws {
+        var playlist = MediaPlaylist(targetDuration: 2)
+        playlist.mediaSequence = 10
+        var first = MediaSegment(uri: "10.ts", duration: HLSDuration(microseconds: 2_000_000))
+        first.tags.programDateTime = ProgramDateTime(millisecondsSinceEpoch: 1_795_282_560_000)
+        playlist.segments = [first]
+        playlist.trailingTags.discontinuity = true
+        playlist.trailingTags.programDateTime = ProgramDateTime(millisecondsSinceEpoch: 1_795_282_562_000)
+        let (_, served) = try rendered(playlist)
+        #expect(served.trailingTags.discontinuity)
+        #expect(served.trailingTags.programDateTime == nil)
+        #expect(served.segments.first?.tags.programDateTime == first.tags.programDateTime)
+    }
 }

@@ -126,7 +126,15 @@ struct LowLatencyLoopTests {
         let v1 = try #require(try Self.playlists(at: before)["v1"])
         #expect(v1.trailingTags.parts.isEmpty)
         #expect(v1.trailingTags.discontinuity)
-        #expect(v1.trailingTags.programDateTime != nil)
+        // Served undated until complete (``MediaPlaylist/datingOnlyCompleteSegments``: hls.js).
+        #expect(v1.trailingTags.programDateTime == nil)
         #expect(PlaylistValidator.validate(v1).isEmpty)
+        // Complete, the same segment carries its discontinuity and its date.
+        let open = v1.mediaSequenceNumber(at: v1.segments.count - 1) + 1
+        let later = try #require(try Self.playlists(at: before + 2_500_000)["v1"])
+        let index = try #require(later.segments.indices.first { later.mediaSequenceNumber(at: $0) == open })
+        #expect(later.segments[index].tags.discontinuity)
+        #expect(later.segments[index].tags.programDateTime?.millisecondsSinceEpoch == Self.channel.timeline.start(of: open) / 1000)
+        #expect(PlaylistValidator.validate(later).isEmpty)
     }
 }

@@ -12,7 +12,7 @@ public enum PlaylistRendering {
     public static func render(
         _ playlist: MediaPlaylist, tag: String, version: UInt64, publishedAt: Int64
     ) -> RenderedPlaylist {
-        var playlist = playlist
+        var playlist = playlist.datingOnlyCompleteSegments
         playlist.version = max(playlist.version ?? 0, 3, PlaylistValidator.requiredVersion(playlist).version)
         var rendered = render(PlaylistSerializer.serialize(playlist), tag: tag, version: version, publishedAt: publishedAt,
             targetDuration: playlist.targetDuration)
