@@ -17,6 +17,13 @@ import Testing
 
     static let hold = OriginResponse.Hold(channel: "demo", targetDuration: 1)
 
+    // A table on its own loop, and what it did, for each test (Swift Testing makes a suite value per test).
+    let loop = EmbeddedEventLoop()
+    let held: HeldRequests
+    let log = Log()
+
+    init() { held = HeldRequests(eventLoop: loop, metrics: nil) }
+
     static func request(_ target: String, gzip: Bool = false) -> OriginRequest {
         OriginRequest(
             method: .GET, target: target, version: .http1_1,
@@ -45,9 +52,6 @@ import Testing
 
     @Test("equal requests for a shared playlist are decided once per publish, and all answered")
     func equalRequestsShareOneDecision() {
-        let loop = EmbeddedEventLoop()
-        let held = HeldRequests(eventLoop: loop, metrics: nil)
-        let log = Log()
         var ready = false
         let target = "/live/demo/v1.m3u8?_HLS_msn=101"
         let route = Route.mediaPlaylist(channel: "demo", rendition: "v1")
@@ -71,14 +75,10 @@ import Testing
         #expect(held.heldCount == 0)
         held.published("demo")
         #expect(log.answers.count == 35, "answered once")
-        _ = try? loop.syncShutdownGracefully()
     }
 
     @Test("stitched playlists and hinted parts are decided for each request: a session's effects, an open file")
     func perViewerAnswersAreNotShared() {
-        let loop = EmbeddedEventLoop()
-        let held = HeldRequests(eventLoop: loop, metrics: nil)
-        let log = Log()
         let stitched = Route.stitchedPlaylist(channel: "demo", rendition: "v1", session: "s.t")
         for _ in 0..<4 {
             _ = held.add(Self.waiter(Self.request("/ssai/demo/v1.m3u8?session=s.t&_HLS_msn=101"), route: stitched, log: log, ready: { true }))
@@ -88,14 +88,10 @@ import Testing
         held.published("demo")
         #expect(log.decisions.count == 7)
         #expect(log.answers.count == 7)
-        _ = try? loop.syncShutdownGracefully()
     }
 
     @Test("a shared playlist's decision that must not be shared (a file body) is asked again for the next request")
     func unshareableDecisionIsNotReused() throws {
-        let loop = EmbeddedEventLoop()
-        let held = HeldRequests(eventLoop: loop, metrics: nil)
-        let log = Log()
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = try directory.write("part.ts", [1])
@@ -109,14 +105,10 @@ import Testing
         held.published("demo")
         #expect(log.decisions.count == 3)
         #expect(log.answers.count == 3)
-        _ = try? loop.syncShutdownGracefully()
     }
 
     @Test("past its deadline a held request gets the hold's own timeout answer, and leaves the table")
     func deadlineAnswersTheTimeout() throws {
-        let loop = EmbeddedEventLoop()
-        let held = HeldRequests(eventLoop: loop, metrics: nil)
-        let log = Log()
         var waiter = Self.waiter(
             Self.request("/live/demo/v1.m3u8?_HLS_msn=200"), route: .mediaPlaylist(channel: "demo", rendition: "v1"), log: log,
             ready: { false })
@@ -128,14 +120,10 @@ import Testing
         #expect(log.answers.map(\.status) == [503])
         #expect(log.decisions.isEmpty, "the timeout's answer is the hold's, not a new decision")
         #expect(held.heldCount == 0)
-        _ = try? loop.syncShutdownGracefully()
     }
 
     @Test("a removed request is neither decided nor answered")
     func removedRequestIsForgotten() {
-        let loop = EmbeddedEventLoop()
-        let held = HeldRequests(eventLoop: loop, metrics: nil)
-        let log = Log()
         let ticket = held.add(
             Self.waiter(
                 Self.request("/live/demo/v1.m3u8?_HLS_msn=101"), route: .mediaPlaylist(channel: "demo", rendition: "v1"), log: log,
@@ -145,6 +133,5 @@ import Testing
         loop.advanceTime(by: .seconds(5))
         #expect(log.decisions.isEmpty && log.answers.isEmpty)
         #expect(held.heldCount == 0)
-        _ = try? loop.syncShutdownGracefully()
     }
 }

@@ -126,7 +126,7 @@ def main():
             prober = threading.Thread(target=probe, daemon=True)
             prober.start()
             time.sleep(0.5)
-            framing = b"".join([b"1\r\nx\r\n"]) * args.chunks + b"0\r\n\r\n"
+            framing = b"1\r\nx\r\n" * args.chunks + b"0\r\n\r\n"
             head = b"PUT /ingest/one/x_03.ts HTTP/1.1\r\nHost: o\r\nTransfer-Encoding: chunked\r\n" + auth + b"\r\n"
             started = time.perf_counter()
             uploading.set()

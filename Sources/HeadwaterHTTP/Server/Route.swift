@@ -161,17 +161,11 @@ public enum Route: Sendable, Hashable {
         case iFrames(String)
 
         init?(_ file: String) {
-            let iFrames = ".iframes.m3u8", media = ".m3u8"
-            let name: String
-            if file.hasSuffix(iFrames) {
-                name = String(file.dropLast(iFrames.count))
-            } else if file.hasSuffix(media) {
-                name = String(file.dropLast(media.count))
-            } else {
-                return nil
-            }
+            guard file.hasSuffix(".m3u8") else { return nil }
+            let iFrames = file.hasSuffix(".iframes.m3u8")
+            let name = file.dropLast(iFrames ? ".iframes.m3u8".count : ".m3u8".count)
             guard let first = name.utf8.first, first != UInt8(ascii: ".") else { return nil }
-            self = file.hasSuffix(iFrames) ? .iFrames(name) : .media(name)
+            self = iFrames ? .iFrames(String(name)) : .media(String(name))
         }
     }
 
