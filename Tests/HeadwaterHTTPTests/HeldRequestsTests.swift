@@ -33,10 +33,11 @@ import Testing
     /// A waiter whose responder answers `200` once `ready` says so, and holds before.
     static func waiter(
         _ request: OriginRequest, route: Route, log: Log, ready: @escaping () -> Bool,
+        deadline: NIODeadline = .now() + .seconds(3),
         body: @escaping () -> OriginResponse.Body = { .bytes(ByteBuffer(string: "#EXTM3U\n")) }
     ) -> HeldRequests.Waiter {
         HeldRequests.Waiter(
-            hold: hold, deadline: .now() + .seconds(3), request: request, route: route,
+            hold: hold, deadline: deadline, request: request, route: route,
             respond: { request, _ in
                 log.decisions.append(request.target)
                 var response = OriginResponse(status: .ok, body: body())
@@ -109,11 +110,10 @@ import Testing
 
     @Test("past its deadline a held request gets the hold's own timeout answer, and leaves the table")
     func deadlineAnswersTheTimeout() throws {
-        var waiter = Self.waiter(
-            Self.request("/live/demo/v1.m3u8?_HLS_msn=200"), route: .mediaPlaylist(channel: "demo", rendition: "v1"), log: log,
-            ready: { false })
-        waiter.deadline = loop.now + .milliseconds(250)
-        _ = held.add(waiter)
+        _ = held.add(
+            Self.waiter(
+                Self.request("/live/demo/v1.m3u8?_HLS_msn=200"), route: .mediaPlaylist(channel: "demo", rendition: "v1"), log: log,
+                ready: { false }, deadline: loop.now + .milliseconds(250)))
         loop.advanceTime(by: .milliseconds(200))
         #expect(log.answers.isEmpty, "never early")
         loop.advanceTime(by: .milliseconds(100))
@@ -133,5 +133,39 @@ import Testing
         loop.advanceTime(by: .seconds(5))
         #expect(log.decisions.isEmpty && log.answers.isEmpty)
         #expect(held.heldCount == 0)
+    }
+
+    @Test("equal requests share decisions but keep their own deadlines and removals")
+    func groupMembersExpireAndLeaveAlone() {
+        var ready = false
+        let target = "/live/demo/v1.m3u8?_HLS_msn=300"
+        let route = Route.mediaPlaylist(channel: "demo", rendition: "v1")
+        let early = loop.now + .milliseconds(250)
+        _ = held.add(Self.waiter(Self.request(target), route: route, log: log, ready: { ready }, deadline: early))
+        let removed = held.add(Self.waiter(Self.request(target), route: route, log: log, ready: { ready }, deadline: loop.now + .seconds(2)))
+        _ = held.add(Self.waiter(Self.request(target), route: route, log: log, ready: { ready }, deadline: loop.now + .seconds(2)))
+        loop.advanceTime(by: .milliseconds(300))
+        #expect(log.answers.map(\.status) == [503], "the early one timed out alone")
+        held.remove(removed, channel: "demo")
+        ready = true
+        held.published("demo")
+        #expect(log.decisions.count == 1)
+        #expect(log.answers.map(\.status) == [503, 200], "only the one still held is answered")
+        #expect(held.heldCount == 0)
+    }
+
+    @Test("a publish releasing more than one task's worth writes the first answers at once and the rest in later tasks")
+    func largeReleaseIsWrittenInTasks() {
+        var ready = false
+        let count = HeldRequests.answersPerTask * 2 + 10
+        let route = Route.mediaPlaylist(channel: "demo", rendition: "v1")
+        for _ in 0..<count { _ = held.add(Self.waiter(Self.request("/live/demo/v1.m3u8?_HLS_msn=400"), route: route, log: log, ready: { ready })) }
+        ready = true
+        held.published("demo")
+        #expect(log.answers.count == HeldRequests.answersPerTask, "one task's worth now")
+        #expect(held.heldCount == 0, "all out of the table before any answer")
+        loop.run()
+        #expect(log.answers.count == count, "the rest in the tasks after")
+        #expect(log.decisions.count == 1)
     }
 }

@@ -22,14 +22,32 @@ import Synchronization
 final class HeldRequests: Sendable {
     /// One held request. `respond` asks its handler's responder again (given the request and its
     /// route, so that its closure holds only the handler); `answer` writes what it is given (a
-    /// decision that no longer holds, or the timeout's answer) on its connection.
-    struct Waiter {
-        var hold: OriginResponse.Hold
-        var deadline: NIODeadline
-        var request: OriginRequest
-        var route: Route
-        var respond: (OriginRequest, Route) -> OriginResponse
-        var answer: (OriginResponse) -> Void
+    /// decision that no longer holds, or the timeout's answer) on its connection. A class: the
+    /// table moves it between its maps and answers lists by reference, never copying its fields.
+    final class Waiter {
+        let hold: OriginResponse.Hold
+        let deadline: NIODeadline
+        let request: OriginRequest
+        let route: Route
+        let respond: (OriginRequest, Route) -> OriginResponse
+        let answer: (OriginResponse) -> Void
+        /// The connection it came on (an HTTP/2 stream's parent), so that one publish's answers
+        /// on a connection are written together: `ObjectIdentifier`'s bits, 0 for none.
+        let connection: UInt
+
+        init(
+            hold: OriginResponse.Hold, deadline: NIODeadline, request: OriginRequest, route: Route,
+            connection: (any Channel)? = nil,
+            respond: @escaping (OriginRequest, Route) -> OriginResponse, answer: @escaping (OriginResponse) -> Void
+        ) {
+            self.hold = hold
+            self.deadline = deadline
+            self.request = request
+            self.route = route
+            self.connection = connection.map { UInt(bitPattern: ObjectIdentifier($0)) } ?? 0
+            self.respond = respond
+            self.answer = answer
+        }
 
         var channel: String { hold.channel }
     }
@@ -64,16 +82,104 @@ final class HeldRequests: Sendable {
         }
     }
 
-    /// A held request's number, to remove it.
+    /// A held request's number (and its group, if it shares decisions), to remove it.
     struct Ticket: Hashable {
         fileprivate let id: UInt64
+        fileprivate let decision: SharedDecision?
+    }
+
+    /// One channel's held requests: those that share decisions, by what they asked (a publish
+    /// decides each group once, and a group its version does not satisfy costs nothing more), and
+    /// those decided one by one.
+    private struct ChannelWaiters {
+        var groups: [SharedDecision: [UInt64: Waiter]] = [:]
+        var alone: [UInt64: Waiter] = [:]
+
+        var isEmpty: Bool { groups.isEmpty && alone.isEmpty }
+
+        mutating func remove(_ ticket: Ticket) -> Waiter? {
+            guard let decision = ticket.decision else { return alone.removeValue(forKey: ticket.id) }
+            guard let waiter = groups[decision]?.removeValue(forKey: ticket.id) else { return nil }
+            if groups[decision]!.isEmpty { groups[decision] = nil }
+            return waiter
+        }
+
+        mutating func insert(_ waiter: Waiter, _ ticket: Ticket) {
+            if let decision = ticket.decision {
+                groups[decision, default: [:]][ticket.id] = waiter
+            } else {
+                alone[ticket.id] = waiter
+            }
+        }
+
+        /// Takes out every request `publish` answers and returns them with their answers.
+        /// `respond` is called once per group, and for each request decided alone.
+        mutating func takeAnswered() -> [(Waiter, OriginResponse)] {
+            var answered: [(Waiter, OriginResponse)] = []
+            for (decision, group) in groups {
+                guard let (firstID, first) = group.first else { continue }
+                let response = first.respond(first.request, first.route)
+                guard response.hold == nil else { continue }  // the whole group waits on
+                guard SharedDecision.isShareable(response) else {
+                    // This answer is the first request's alone; the others are asked one by one.
+                    answered.append((first, response))
+                    groups[decision]![firstID] = nil
+                    for (id, waiter) in group where id != firstID {
+                        let own = waiter.respond(waiter.request, waiter.route)
+                        guard own.hold == nil else { continue }
+                        answered.append((waiter, own))
+                        groups[decision]![id] = nil
+                    }
+                    if groups[decision]!.isEmpty { groups[decision] = nil }
+                    continue
+                }
+                groups[decision] = nil
+                answered.reserveCapacity(answered.count + group.count)
+                for waiter in group.values { answered.append((waiter, response)) }
+            }
+            for (id, waiter) in alone {
+                let response = waiter.respond(waiter.request, waiter.route)
+                guard response.hold == nil else { continue }
+                answered.append((waiter, response))
+                alone[id] = nil
+            }
+            return answered
+        }
+
+        /// Takes out every request whose deadline is at or before `now`.
+        mutating func takeExpired(at now: NIODeadline) -> [Waiter] {
+            var expired: [Waiter] = []
+            for (decision, group) in groups {
+                for (id, waiter) in group where waiter.deadline <= now {
+                    expired.append(waiter)
+                    groups[decision]![id] = nil
+                }
+                if groups[decision]!.isEmpty { groups[decision] = nil }
+            }
+            for (id, waiter) in alone where waiter.deadline <= now {
+                expired.append(waiter)
+                alone[id] = nil
+            }
+            return expired
+        }
+
+        var earliestDeadline: NIODeadline? {
+            var earliest: NIODeadline?
+            for waiter in alone.values { earliest = min(earliest ?? waiter.deadline, waiter.deadline) }
+            for group in groups.values {
+                for waiter in group.values { earliest = min(earliest ?? waiter.deadline, waiter.deadline) }
+            }
+            return earliest
+        }
     }
 
     private final class State {
         var next: UInt64 = 0
-        /// By channel, then ticket: a publish touches only its channel's requests.
-        var waiters: [String: [UInt64: Waiter]] = [:]
+        /// By channel: a publish touches only its channel's requests.
+        var channels: [String: ChannelWaiters] = [:]
         var sweep: RepeatedTask?
+        /// No held request's deadline is before this: a sweep before it looks at none of them.
+        var earliestDeadline: NIODeadline = .distantFuture
     }
 
     let eventLoop: any EventLoop
@@ -84,6 +190,13 @@ final class HeldRequests: Sendable {
 
     /// How often deadlines are checked.
     static let sweepInterval: TimeAmount = .milliseconds(100)
+    /// How many answers one event-loop task writes before the next task goes on with the rest.
+    /// Between them the loop runs what the answers scheduled — an HTTP/2 connection's one flush for
+    /// all its streams answered so far (``FlushCoalescing``) — so a publish releasing thousands
+    /// sends its first answers after a few milliseconds, not after the last is written. Answers
+    /// are written connection by connection, so a connection's streams leave in one write (two
+    /// where a task ends among them), not one write each.
+    static let answersPerTask = 500
 
     init(eventLoop: any EventLoop, metrics: OriginMetrics?) {
         self.eventLoop = eventLoop
@@ -98,7 +211,9 @@ final class HeldRequests: Sendable {
     func add(_ waiter: Waiter) -> Ticket {
         let state = state.value
         state.next += 1
-        state.waiters[waiter.channel, default: [:]][state.next] = waiter
+        let ticket = Ticket(id: state.next, decision: SharedDecision(waiter))
+        state.channels[waiter.channel, default: ChannelWaiters()].insert(waiter, ticket)
+        state.earliestDeadline = min(state.earliestDeadline, waiter.deadline)
         count.add(1, ordering: .relaxed)
         metrics?.heldRequestsChanged(by: 1)
         if state.sweep == nil {
@@ -106,14 +221,14 @@ final class HeldRequests: Sendable {
                 [self] _ in sweep()
             }
         }
-        return Ticket(id: state.next)
+        return ticket
     }
 
     /// Forgets a held request (its client went away, or it was answered otherwise). On the loop.
     func remove(_ ticket: Ticket, channel: String) {
         let state = state.value
-        guard state.waiters[channel]?.removeValue(forKey: ticket.id) != nil else { return }
-        if state.waiters[channel]!.isEmpty { state.waiters[channel] = nil }
+        guard state.channels[channel]?.remove(ticket) != nil else { return }
+        if state.channels[channel]!.isEmpty { state.channels[channel] = nil }
         count.subtract(1, ordering: .relaxed)
         metrics?.heldRequestsChanged(by: -1)
         stopSweepIfIdle()
@@ -125,62 +240,57 @@ final class HeldRequests: Sendable {
         eventLoop.execute { [self] in published(channel) }
     }
 
-    /// Retries every request held for `channel`; those answered leave the table before their
-    /// answer is written (a connection that then reads a pipelined request may hold again). On
-    /// the loop.
+    /// Retries every request held for `channel`; those answered leave the table before any answer
+    /// is written (a connection that then reads a pipelined request may hold again). On the loop.
     func published(_ channel: String) {
         let state = state.value
-        guard let held = state.waiters[channel] else { return }
-        var decided: [SharedDecision: OriginResponse] = [:]
-        var answered = 0
-        for (id, waiter) in held {
-            let response: OriginResponse
-            if let key = SharedDecision(waiter) {
-                if let known = decided[key] {
-                    response = known
-                } else {
-                    response = waiter.respond(waiter.request, waiter.route)
-                    if SharedDecision.isShareable(response) { decided[key] = response }
-                }
-            } else {
-                response = waiter.respond(waiter.request, waiter.route)
-            }
-            guard response.hold == nil else { continue }
-            state.waiters[channel]?[id] = nil
-            answered += 1
-            waiter.answer(response)
-        }
-        if state.waiters[channel]?.isEmpty == true { state.waiters[channel] = nil }
-        if answered > 0 {
-            count.subtract(answered, ordering: .relaxed)
-            metrics?.heldRequestsChanged(by: -answered)
-            stopSweepIfIdle()
-        }
+        guard var held = state.channels.removeValue(forKey: channel) else { return }
+        let answered = held.takeAnswered()
+        if !held.isEmpty { state.channels[channel] = held }
+        guard !answered.isEmpty else { return }
+        count.subtract(answered.count, ordering: .relaxed)
+        metrics?.heldRequestsChanged(by: -answered.count)
+        stopSweepIfIdle()
+        answer(answered.sorted { $0.0.connection < $1.0.connection }[...])
+    }
+
+    /// Writes up to ``answersPerTask`` answers now and leaves the rest to a later task.
+    private func answer(_ answered: ArraySlice<(Waiter, OriginResponse)>) {
+        let now = answered.prefix(Self.answersPerTask)
+        for (waiter, response) in now { waiter.answer(response) }
+        let rest = answered.dropFirst(now.count)
+        guard !rest.isEmpty else { return }
+        eventLoop.assumeIsolated().execute { [self] in answer(rest) }
     }
 
     private func sweep() {
         let state = state.value
         let now = eventLoop.now
+        guard state.earliestDeadline <= now else { return }
         var expired: [Waiter] = []
-        for (channel, held) in state.waiters {
-            for (id, waiter) in held where waiter.deadline <= now {
-                state.waiters[channel]?[id] = nil
-                expired.append(waiter)
+        var earliest = NIODeadline.distantFuture
+        for channel in Array(state.channels.keys) {
+            var held = state.channels.removeValue(forKey: channel)!
+            expired += held.takeExpired(at: now)
+            if let next = held.earliestDeadline {
+                earliest = min(earliest, next)
+                state.channels[channel] = held
             }
-            if state.waiters[channel]?.isEmpty == true { state.waiters[channel] = nil }
         }
+        state.earliestDeadline = earliest
         guard !expired.isEmpty else { return }
         count.subtract(expired.count, ordering: .relaxed)
         metrics?.heldRequestsChanged(by: -expired.count)
-        for waiter in expired { waiter.answer(waiter.hold.timedOut) }
         stopSweepIfIdle()
+        for waiter in expired { waiter.answer(waiter.hold.timedOut) }
     }
 
     private func stopSweepIfIdle() {
         let state = state.value
-        guard state.waiters.isEmpty, let sweep = state.sweep else { return }
+        guard state.channels.isEmpty, let sweep = state.sweep else { return }
         sweep.cancel()
         state.sweep = nil
+        state.earliestDeadline = .distantFuture
     }
 }
 

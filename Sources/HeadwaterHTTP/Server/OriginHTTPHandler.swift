@@ -182,6 +182,7 @@ final class OriginHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let ticket = environment.held.on(context.eventLoop).add(
             HeldRequests.Waiter(
                 hold: hold, deadline: exchange.started + hold.timeout, request: exchange.request, route: route,
+                connection: context.channel.parent ?? context.channel,
                 respond: { self.environment.responder.respond(to: $0, route: $1) },
                 answer: { self.answerHeld($0, context: context) }))
         state = .held(exchange, ticket, channel: hold.channel)

@@ -716,7 +716,7 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
     ) {
         let ticket = environment.held.on(context.eventLoop).add(
             HeldRequests.Waiter(
-                hold: hold, deadline: log.started + hold.timeout, request: request, route: route,
+                hold: hold, deadline: log.started + hold.timeout, request: request, route: route, connection: context.channel,
                 respond: { [self] in environment.responder.respond(to: $0, route: $1) },
                 answer: { [self] in answerHeld($0, context: context) }))
         holding = Holding(ticket: ticket, channel: hold.channel, route: route, isHead: isHead, log: log)
