@@ -190,7 +190,8 @@ struct AllBenchmark: AsyncParsableCommand {
             sessionScript: root.appendingPathComponent("Tests/tools/session-memory.lua").path,
             h2load: try required("h2load", workloads.contains { $0.usesH2Load }, package: "nghttp2-client"),
             openssl: try required("openssl", settings.usesTLS, package: "openssl"),
-            cc: try required("cc", workloads.contains(.floor) || workloads.contains(.tlsHandshakes), package: "gcc"),
+            cc: try required(
+                "cc", workloads.contains(.floor) || workloads.contains(.tlsHandshakes) || workloads.contains(.blockingReload), package: "gcc"),
             floorSource: root.appendingPathComponent("Tests/tools/floor-server.c").path,
             handshakeClientSource: root.appendingPathComponent("Tests/tools/tls-handshake-client.c").path)
         for path in [tools.wrkScript, tools.sessionScript, tools.floorSource, tools.handshakeClientSource] where !FileManager.default.fileExists(atPath: path) {

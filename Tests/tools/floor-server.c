@@ -5,9 +5,13 @@
  * Headwater's own response (head and gzip body) to the shared playlist. No parsing, no routing, no
  * logging, no clock: whatever Headwater spends above this is HTTP and origin work.
  *
- *   cc -O2 -o floor-server floor-server.c && taskset -c 0 ./floor-server PORT RESPONSE-FILE
+ *   cc -O2 -o floor-server floor-server.c && taskset -c 0 ./floor-server PORT RESPONSE-FILE [hold]
  *
- * Listens on 127.0.0.1:PORT until killed. Pipelined requests are answered in order. */
+ * Listens on 127.0.0.1:PORT until killed. Pipelined requests are answered in order.
+ *
+ * With `hold`, the floor of a blocking-reload release: a request whose target has a query (`?`)
+ * is held, unanswered, until the process gets SIGUSR1; then every held request on every
+ * connection is answered at once, as one publish releases Headwater's. Others are answered at once. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netinet/in.h>
@@ -18,19 +22,25 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 struct conn {
-    unsigned matched; /* bytes of "\r\n\r\n" seen at the end of what was read */
-    unsigned queued;  /* complete requests not yet answered */
-    size_t sent;      /* bytes of the current answer already written */
+    unsigned matched;  /* bytes of "\r\n\r\n" seen at the end of what was read */
+    unsigned queued;   /* complete requests not yet answered */
+    unsigned held;     /* complete requests held until SIGUSR1 (hold mode) */
+    unsigned past_line; /* the current request's line has ended (its first '\r' was read) */
+    unsigned query;    /* the current request's target has a query */
+    size_t sent;       /* bytes of the current answer already written */
 };
 
 static char *response;
 static size_t response_length;
 static struct conn *conns;
 static int epoll_fd;
+static int hold_mode;
+static int max_fd;
 
 static void drop(int fd) {
     close(fd); /* also leaves the epoll set */
@@ -58,8 +68,17 @@ static void serve(int fd, uint32_t events) {
         if (n == 0 || (n < 0 && errno != EAGAIN)) { drop(fd); return; }
         for (ssize_t i = 0; i < n; i++) { /* a tiny state machine for "\r\n\r\n" */
             char expected = (c->matched % 2 == 0) ? '\r' : '\n';
+            if (!c->past_line) {
+                if (buffer[i] == '?') c->query = 1;
+                if (buffer[i] == '\r') c->past_line = 1;
+            }
             c->matched = buffer[i] == expected ? c->matched + 1 : (buffer[i] == '\r' ? 1 : 0);
-            if (c->matched == 4) { c->queued++; c->matched = 0; }
+            if (c->matched == 4) {
+                if (hold_mode && c->query) c->held++; else c->queued++;
+                c->matched = 0;
+                c->past_line = 0;
+                c->query = 0;
+            }
         }
     }
     int pending = flush(fd);
@@ -68,8 +87,23 @@ static void serve(int fd, uint32_t events) {
     if (pending || (events & EPOLLOUT)) epoll_ctl(epoll_fd, EPOLL_CTL_MOD, fd, &change);
 }
 
+/* SIGUSR1 in hold mode: every held request is answered now. */
+static void release(void) {
+    for (int fd = 0; fd <= max_fd; fd++) {
+        struct conn *c = &conns[fd];
+        if (c->held == 0) continue;
+        c->queued += c->held;
+        c->held = 0;
+        int pending = flush(fd);
+        if (pending < 0) { drop(fd); continue; }
+        struct epoll_event change = {.events = EPOLLIN | EPOLLOUT, .data.fd = fd};
+        if (pending) epoll_ctl(epoll_fd, EPOLL_CTL_MOD, fd, &change);
+    }
+}
+
 int main(int argc, char **argv) {
-    if (argc != 3) { fprintf(stderr, "usage: %s PORT RESPONSE-FILE\n", argv[0]); return 64; }
+    hold_mode = argc == 4 && strcmp(argv[3], "hold") == 0;
+    if (argc != 3 && !hold_mode) { fprintf(stderr, "usage: %s PORT RESPONSE-FILE [hold]\n", argv[0]); return 64; }
     FILE *file = fopen(argv[2], "rb");
     if (!file) { perror(argv[2]); return 66; }
     fseek(file, 0, SEEK_END);
@@ -95,16 +129,33 @@ int main(int argc, char **argv) {
     struct epoll_event event = {.events = EPOLLIN, .data.fd = listener};
     epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listener, &event);
 
+    int signals = -1;
+    if (hold_mode) {
+        sigset_t usr1;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        sigprocmask(SIG_BLOCK, &usr1, NULL);
+        signals = signalfd(-1, &usr1, SFD_NONBLOCK);
+        struct epoll_event on_signal = {.events = EPOLLIN, .data.fd = signals};
+        epoll_ctl(epoll_fd, EPOLL_CTL_ADD, signals, &on_signal);
+    }
+
     struct epoll_event ready[256];
     for (;;) {
         int count = epoll_wait(epoll_fd, ready, 256, -1);
         for (int i = 0; i < count; i++) {
             int fd = ready[i].data.fd;
+            if (fd == signals) {
+                struct signalfd_siginfo info;
+                while (read(signals, &info, sizeof info) == sizeof info) release();
+                continue;
+            }
             if (fd != listener) { serve(fd, ready[i].events); continue; }
             int client;
             while ((client = accept4(listener, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
                 if ((rlim_t)client >= limit.rlim_cur) { close(client); continue; }
                 setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on); /* as nginx and Headwater do */
+                if (client > max_fd) max_fd = client;
                 struct epoll_event added = {.events = EPOLLIN, .data.fd = client};
                 epoll_ctl(epoll_fd, EPOLL_CTL_ADD, client, &added);
             }
