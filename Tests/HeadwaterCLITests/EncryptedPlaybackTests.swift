@@ -161,7 +161,7 @@ extension RealClients {
             });
             hls.loadSource("/ssai/demo/master.m3u8?device=tv");
             hls.attachMedia(video);
-            video.play().catch((error) => console.log(`PLAY_REJECTED ${error}`));
+            \(HeadlessChromium.playWhenBuffered())
             setInterval(() => {
               if (first === null && video.currentTime > 0) first = video.currentTime;
               console.log(`TIME ${video.currentTime.toFixed(2)}`);

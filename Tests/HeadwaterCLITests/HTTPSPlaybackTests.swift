@@ -66,7 +66,7 @@ extension RealClients {
             \(probes)
             hls.loadSource(parameters.get("src"));
             hls.attachMedia(video);
-            video.play().catch((error) => console.log(`PLAY_REJECTED ${error}`));
+            \(HeadlessChromium.playWhenBuffered())
             setInterval(() => {
               if (first === null && video.currentTime > 0) first = video.currentTime;
               console.log(`TIME ${video.currentTime.toFixed(2)}`);

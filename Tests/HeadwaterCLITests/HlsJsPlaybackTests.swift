@@ -28,7 +28,7 @@ extension RealClients {
             });
             hls.loadSource("/live/demo/master.m3u8");
             hls.attachMedia(video);
-            video.play().catch((error) => console.log(`PLAY_REJECTED ${error}`));
+            \(HeadlessChromium.playWhenBuffered())
             setInterval(() => {
               if (first === null && video.currentTime > 0) first = video.currentTime;
               console.log(`TIME ${video.currentTime.toFixed(2)}`);

@@ -45,7 +45,7 @@ extension RealClients {
             }
             hls.loadSource("/live/live/master.m3u8");
             hls.attachMedia(video);
-            video.play().catch((error) => say("PLAY_REJECTED", `${error}`));
+            \(HeadlessChromium.playWhenBuffered(rejected: "(error) => say(\"PLAY_REJECTED\", `${error}`)"))
             setInterval(() => {
               const ranges = video.buffered;
               const ahead = ranges.length ? ranges.end(ranges.length - 1) - video.currentTime : 0;

@@ -33,6 +33,18 @@ extension RealClients.ServeCommandTests {
 /// Headless Chromium on a test page: the console lines (`CONSOLE` log lines) it printed until one
 /// contained `marker`, or `timeout` seconds passed.
 enum HeadlessChromium {
+    /// Page script starting an hls.js player (`hls`, `video`) the way a player that waits for media
+    /// does: `play()` once the first fragment (or the parts it starts with) is buffered, after
+    /// hls.js's own seek to its start position. Called at once, a live start sometimes races that
+    /// seek: hls.js 1.6 loads a low-latency start fragment's listed parts one after another and
+    /// seeks only when the last is buffered; a playing element at 0 with the first parts already
+    /// buffered at 30 s meanwhile looks stalled to its gap controller, which skips there itself and
+    /// reports a `bufferSeekOverHole` (non-fatal, the same seek). Once playing, every hole still
+    /// counts.
+    static func playWhenBuffered(rejected: String = "(error) => console.log(`PLAY_REJECTED ${error}`)") -> String {
+        "hls.once(Hls.Events.FRAG_BUFFERED, () => video.play().catch(\(rejected)));"
+    }
+
     /// - Parameter extraArguments: more switches (the HTTPS tests' certificate pin).
     static func console(
         chromium: String, url: String, profile: URL, extraArguments: [String] = [], until marker: String, timeout: TimeInterval
