@@ -13,6 +13,8 @@ import Testing
     final class Log {
         var decisions: [String] = []
         var answers: [(target: String, status: UInt)] = []
+        /// The shared HTTP/1.1 encoding each answer carried (``SharedHTTP1Answer``), by identity.
+        var encodings: [ObjectIdentifier?] = []
     }
 
     static let hold = OriginResponse.Hold(channel: "demo", targetDuration: 1)
@@ -46,6 +48,7 @@ import Testing
             },
             answer: { response in
                 log.answers.append((request.target, response.status.code))
+                log.encodings.append(response.sharedHTTP1.map(ObjectIdentifier.init))
                 var response = response
                 response.discardBody()  // as a writer would: a file body is closed once
             })
@@ -167,5 +170,30 @@ import Testing
         loop.run()
         #expect(log.answers.count == count, "the rest in the tasks after")
         #expect(log.decisions.count == 1)
+    }
+
+    @Test("a group's one answer carries one shared HTTP/1.1 encoding; a lone request's and a stitched one's none")
+    func groupAnswersShareOneEncoding() {
+        let route = Route.mediaPlaylist(channel: "demo", rendition: "v1")
+        for _ in 0..<4 { _ = held.add(Self.waiter(Self.request("/live/demo/v1.m3u8?_HLS_msn=500"), route: route, log: log, ready: { true })) }
+        _ = held.add(Self.waiter(Self.request("/live/demo/v1.m3u8?_HLS_msn=500", gzip: true), route: route, log: log, ready: { true }))
+        let stitched = Route.stitchedPlaylist(channel: "demo", rendition: "v1", session: "s.t")
+        _ = held.add(Self.waiter(Self.request("/ssai/demo/v1.m3u8?session=s.t&_HLS_msn=500"), route: stitched, log: log, ready: { true }))
+        held.published("demo")
+        let byTarget = Dictionary(grouping: zip(log.answers, log.encodings), by: { "\($0.0.target) \($0.1 == nil ? "none" : "shared")" })
+        let group = log.answers.indices.filter { log.answers[$0].target.hasPrefix("/live/") && log.encodings[$0] != nil }
+        #expect(group.count == 4, "\(byTarget.keys.sorted())")
+        #expect(Set(group.map { log.encodings[$0] }).count == 1, "one encoding for the four")
+        #expect(log.encodings.filter { $0 == nil }.count == 2, "the lone gzip request and the stitched one: \(byTarget.keys.sorted())")
+    }
+
+    @Test("a shared encoding answers only the second and the method it was made for")
+    func sharedEncodingIsForItsSecondAndMethod() {
+        let shared = SharedHTTP1Answer()
+        #expect(shared.bytes(second: 100, isHead: false) == nil)
+        shared.keep(ByteBuffer(string: "HTTP/1.1 200 OK\r\n\r\n#EXTM3U\n"), second: 100, isHead: false)
+        #expect(shared.bytes(second: 100, isHead: false) == ByteBuffer(string: "HTTP/1.1 200 OK\r\n\r\n#EXTM3U\n"))
+        #expect(shared.bytes(second: 101, isHead: false) == nil, "a later Date")
+        #expect(shared.bytes(second: 100, isHead: true) == nil, "a HEAD has no body")
     }
 }

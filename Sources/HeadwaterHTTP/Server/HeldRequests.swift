@@ -134,8 +134,10 @@ final class HeldRequests: Sendable {
                     continue
                 }
                 groups[decision] = nil
+                var shared = response
+                if group.count > 1 { shared.sharedHTTP1 = SharedHTTP1Answer() }
                 answered.reserveCapacity(answered.count + group.count)
-                for waiter in group.values { answered.append((waiter, response)) }
+                for waiter in group.values { answered.append((waiter, shared)) }
             }
             for (id, waiter) in alone {
                 let response = waiter.respond(waiter.request, waiter.route)

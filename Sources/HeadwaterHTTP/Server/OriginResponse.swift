@@ -40,6 +40,9 @@ struct OriginResponse {
     /// Not an answer yet: the request waits for a later version of its channel (``Hold``); the
     /// writer holds it (``HeldRequests``) and asks the responder again at each publish.
     var hold: Hold?
+    /// Set on the one answer a publish gives a group of equal held requests: the first HTTP/1.1
+    /// writer keeps its encoded bytes there, and the group's other connections write those.
+    var sharedHTTP1: SharedHTTP1Answer?
 
     /// What a held request waits for.
     struct Hold {

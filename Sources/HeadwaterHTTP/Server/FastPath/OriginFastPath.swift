@@ -647,6 +647,27 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         let bodyLength = response.bodyLength
         if isHead { response.discardBody() }
         let afterWritten = response.afterBodyWrittenIfSent
+        var log = log
+        log.status = response.status
+        log.bytes = isHead || !response.status.mayHaveResponseBody ? 0 : bodyLength
+        log.cacheStatus = response.cacheStatus
+        log.contentEncoding = response.headers.first(name: "content-encoding")
+        log.uncompressedLength = response.uncompressedLength
+        let time = dates.withValue { $0.commonLogTime(now: now) }
+        var series: OriginMetrics.RequestSeries?
+        if case .stitchedPlaylist = route, response.status == .ok, !isHead {
+            if stitchedSeries == nil {
+                stitchedSeries = environment.metrics.requestSeries(route: route.template, method: "GET", status: 200)
+            }
+            series = stitchedSeries
+        }
+        if let shared = response.sharedHTTP1, let bytes = shared.bytes(second: now, isHead: isHead) {
+            // Another connection of this request's group encoded the answer in this second.
+            context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
+            unflushed = true
+            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
+            return true
+        }
         let cors = environment.cors
         var bytes = context.channel.allocator.buffer(capacity: 512)
         HTTP1ResponseWriter.writeStatusLine(response.status, to: &bytes)
@@ -662,27 +683,15 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             return false
         }
         bytes.writeStaticString("\r\n")
-        var log = log
-        log.status = response.status
-        log.bytes = isHead || !response.status.mayHaveResponseBody ? 0 : bodyLength
-        log.cacheStatus = response.cacheStatus
-        log.contentEncoding = response.headers.first(name: "content-encoding")
-        log.uncompressedLength = response.uncompressedLength
-        let time = dates.withValue { $0.commonLogTime(now: now) }
-        var series: OriginMetrics.RequestSeries?
-        if case .stitchedPlaylist = route, response.status == .ok, !isHead {
-            if stitchedSeries == nil {
-                stitchedSeries = environment.metrics.requestSeries(route: route.template, method: "GET", status: 200)
-            }
-            series = stitchedSeries
-        }
         switch response.body {
         case .empty:
+            response.sharedHTTP1?.keep(bytes, second: now, isHead: isHead)
             context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
             unflushed = true
             OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
         case .bytes(let body):
             bytes.writeImmutableBuffer(body)
+            response.sharedHTTP1?.keep(bytes, second: now, isHead: isHead)
             context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: Self.promise(calling: afterWritten, context: context))
             unflushed = true
             OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
