@@ -196,4 +196,25 @@ import Testing
         #expect(shared.bytes(second: 101, isHead: false) == nil, "a later Date")
         #expect(shared.bytes(second: 100, isHead: true) == nil, "a HEAD has no body")
     }
+
+    @Test("one publish's answers are written connection by connection, however their requests arrived")
+    func answersAreWrittenByConnection() {
+        let connections = (0..<3).map { _ in EmbeddedChannel(loop: loop) }
+        var order: [Int] = []
+        let route = Route.mediaPlaylist(channel: "demo", rendition: "v1")
+        for index in 0..<30 {
+            let connection = index % 3  // arriving interleaved: 0, 1, 2, 0, 1, 2, …
+            _ = held.add(
+                HeldRequests.Waiter(
+                    hold: Self.hold, deadline: .now() + .seconds(3), request: Self.request("/live/demo/v1.m3u8?_HLS_msn=600"),
+                    route: route, connection: connections[connection],
+                    respond: { _, _ in OriginResponse(status: .ok, body: .bytes(ByteBuffer(string: "#EXTM3U\n"))) },
+                    answer: { _ in order.append(connection) }))
+        }
+        held.published("demo")
+        let runs = zip(order, order.dropFirst()).filter { $0 != $1 }.count + 1
+        #expect(order.count == 30)
+        #expect(runs == 3, "each connection's answers together: \(order)")
+        for connection in connections { _ = try? connection.finish(acceptAlreadyClosed: true) }
+    }
 }
