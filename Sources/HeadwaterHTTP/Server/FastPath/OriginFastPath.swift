@@ -647,27 +647,6 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
         let bodyLength = response.bodyLength
         if isHead { response.discardBody() }
         let afterWritten = response.afterBodyWrittenIfSent
-        var log = log
-        log.status = response.status
-        log.bytes = isHead || !response.status.mayHaveResponseBody ? 0 : bodyLength
-        log.cacheStatus = response.cacheStatus
-        log.contentEncoding = response.headers.first(name: "content-encoding")
-        log.uncompressedLength = response.uncompressedLength
-        let time = dates.withValue { $0.commonLogTime(now: now) }
-        var series: OriginMetrics.RequestSeries?
-        if case .stitchedPlaylist = route, response.status == .ok, !isHead {
-            if stitchedSeries == nil {
-                stitchedSeries = environment.metrics.requestSeries(route: route.template, method: "GET", status: 200)
-            }
-            series = stitchedSeries
-        }
-        if let shared = response.sharedHTTP1, let bytes = shared.bytes(second: now, isHead: isHead) {
-            // Another connection of this request's group encoded the answer in this second.
-            context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
-            unflushed = true
-            OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, series: series, lines: accessLines)
-            return true
-        }
         let cors = environment.cors
         var bytes = context.channel.allocator.buffer(capacity: 512)
         HTTP1ResponseWriter.writeStatusLine(response.status, to: &bytes)
@@ -683,6 +662,15 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             return false
         }
         bytes.writeStaticString("\r\n")
+        let log = Self.logged(log, response, isHead: isHead, bodyLength: bodyLength)
+        let time = dates.withValue { $0.commonLogTime(now: now) }
+        var series: OriginMetrics.RequestSeries?
+        if case .stitchedPlaylist = route, response.status == .ok, !isHead {
+            if stitchedSeries == nil {
+                stitchedSeries = environment.metrics.requestSeries(route: route.template, method: "GET", status: 200)
+            }
+            series = stitchedSeries
+        }
         switch response.body {
         case .empty:
             response.sharedHTTP1?.keep(bytes, second: now, isHead: isHead)
@@ -701,6 +689,30 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
                 time: time, series: series, afterWritten: afterWritten, context: context)
         }
         return true
+    }
+
+    /// `log` completed with what `response` (to a `HEAD` when `isHead`, its body `bodyLength`
+    /// bytes) says: status, bytes sent, cache status, encoding, identity size.
+    private static func logged(_ log: AccessLogEntry, _ response: OriginResponse, isHead: Bool, bodyLength: Int64) -> AccessLogEntry {
+        var log = log
+        log.status = response.status
+        log.bytes = isHead || !response.status.mayHaveResponseBody ? 0 : bodyLength
+        log.cacheStatus = response.cacheStatus
+        log.contentEncoding = response.headers.first(name: "content-encoding")
+        log.uncompressedLength = response.uncompressedLength
+        return log
+    }
+
+    /// Writes the bytes another connection of this request's group encoded for the same answer in
+    /// this second (``SharedHTTP1Answer``): a shared playlist, never a stitched one, no file body.
+    private func writeShared(
+        _ bytes: ByteBuffer, of response: OriginResponse, isHead: Bool, log: AccessLogEntry, now: Int64, context: ChannelHandlerContext
+    ) {
+        context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
+        unflushed = true
+        let log = Self.logged(log, response, isHead: isHead, bodyLength: response.bodyLength)
+        let time = dates.withValue { $0.commonLogTime(now: now) }
+        OriginHTTPHandler.record(log, error: nil, environment: environment, time: time, lines: accessLines)
     }
 
     // MARK: - Held requests
@@ -742,7 +754,9 @@ final class OriginFastPath: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         let now = environment.now()
-        guard write(response, route: holding.route, isHead: holding.isHead, log: holding.log, now: now, context: context) else {
+        if let shared = response.sharedHTTP1, let bytes = shared.bytes(second: now, isHead: holding.isHead) {
+            writeShared(bytes, of: response, isHead: holding.isHead, log: holding.log, now: now, context: context)
+        } else if !write(response, route: holding.route, isHead: holding.isHead, log: holding.log, now: now, context: context) {
             // Nothing the responder answers a held request with closes the connection or has
             // fields that cannot be written; were it so, closing is the one safe answer here
             // (`write` has already discarded the body: a file is closed once).
