@@ -10,9 +10,11 @@ import Synchronization
 /// A held request is a table entry, not a thread or a timer: what it asked, a deadline, and its
 /// handler's two callbacks. The lifecycle is this type's; a handler only writes the answer it is
 /// given. Each publish of a channel retries that channel's requests on this loop
-/// (``published(_:)``): the responder decides again against the new snapshot — once for all equal
-/// requests for a shared playlist (``SharedDecision``), so 5,000 players waiting for the same
-/// segment cost one decision, not 5,000 — and every request the new version satisfies is answered.
+/// (``published(_:)``): the responder decides again against the new snapshot — once for each
+/// group of equal requests for a shared playlist (``SharedDecision``), so 5,000 players waiting
+/// for the same segment cost one decision, not 5,000, whether or not it is published yet — and
+/// every request the new version satisfies is answered, a group with one answer (encoded once for
+/// HTTP/1.1: ``SharedHTTP1Answer``), connection by connection, ``answersPerTask`` per loop task.
 /// One sweep a tenth of a second answers those past their deadline (``OriginResponse/Hold/timedOut``:
 /// 503 after 3 target durations, F11), never early. A client that goes away is removed at once
 /// (``remove(_:channel:)``).
