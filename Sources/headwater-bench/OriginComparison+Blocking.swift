@@ -132,19 +132,52 @@ extension OriginComparison {
 
     // MARK: HTTP/1.1
 
-    private func releaseHTTP1(_ headwater: ServerProcess, count: Int) async throws -> Release {
-        let before = try ProcessStat.residentKiB(of: headwater.pid)
+    /// `count` keep-alive connections to `port`, each answered one `GET` and then idle, with the
+    /// client that will send the blocking requests on them, and the server's VmRSS (KiB) before
+    /// they were opened and a second after. Shared by Headwater's release and the floor's.
+    struct IdleClients {
+        var connections: IdleConnections
+        var client: HeldRequestClient
+        var residentBefore: Int
+        var residentIdle: Int
+    }
+
+    func openIdleClients(count: Int, port: Int, serverPID: Int32) async throws -> IdleClients {
+        let before = try ProcessStat.residentKiB(of: serverPID)
         let connections = IdleConnections()
-        defer { connections.closeAll() }
-        try connections.open(count: count, port: headwaterPort, path: Self.sharedPath)
-        try await Task.sleep(for: .seconds(1))
-        let idle = try ProcessStat.residentKiB(of: headwater.pid)
-        let client = try HeldRequestClient(sockets: connections.sockets)
+        do {
+            try connections.open(count: count, port: port, path: Self.sharedPath)
+            try await Task.sleep(for: .seconds(1))
+            let idle = try ProcessStat.residentKiB(of: serverPID)
+            return IdleClients(
+                connections: connections, client: try HeldRequestClient(sockets: connections.sockets), residentBefore: before,
+                residentIdle: idle)
+        } catch {
+            connections.closeAll()
+            throw error
+        }
+    }
+
+    /// The blocking request each connection sends: the shared playlist with `_HLS_msn`, gzip.
+    static func blockingRequest(msn: UInt64, port: Int) -> [UInt8] {
+        Array(
+            ("GET \(sharedPath)?_HLS_msn=\(msn) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUser-Agent: headwater-bench\r\n"
+                + "Accept-Encoding: gzip\r\n\r\n").utf8)
+    }
+
+    /// Records a problem when any of `responses` is not a `200`.
+    func checkAllOK(_ responses: [HeldRequestClient.Response], protocolName: String) {
+        let bad = responses.filter { $0.status != 200 }
+        if !bad.isEmpty { problems.append("blocking reload, \(protocolName): \(bad.count) responses not 200 (first: \(bad[0].status))") }
+    }
+
+    private func releaseHTTP1(_ headwater: ServerProcess, count: Int) async throws -> Release {
+        let idleClients = try await openIdleClients(count: count, port: headwaterPort, serverPID: headwater.pid)
+        defer { idleClients.connections.closeAll() }
+        let (client, before, idle) = (idleClients.client, idleClients.residentBefore, idleClients.residentIdle)
         let (msn, estimate) = try await blockingTarget()
         try await sleep(untilWall: estimate - BlockingReload.lead)
-        let request = "GET \(Self.sharedPath)?_HLS_msn=\(msn) HTTP/1.1\r\nHost: 127.0.0.1:\(headwaterPort)\r\nUser-Agent: headwater-bench\r\n"
-            + "Accept-Encoding: gzip\r\n\r\n"
-        try client.send(Array(request.utf8))
+        try client.send(Self.blockingRequest(msn: msn, port: headwaterPort))
         let (held, gauge, cpuBefore) = try await atPublish(headwater, estimate: estimate, protocolName: "HTTP/1.1")
         checkGauge(gauge, count, protocolName: "HTTP/1.1")
         // Only meaningful before the publish (``atPublish`` reports when the bench got there late).
@@ -155,8 +188,7 @@ extension OriginComparison {
         let publish = try publishInstant(of: msn)
         if early > 0 { problems.append("blocking reload, HTTP/1.1: \(early) responses before the publish (not held)") }
         if client.sentMicros >= publish { problems.append("blocking reload, HTTP/1.1: the requests went out after the publish") }
-        let bad = responses.filter { $0.status != 200 }
-        if !bad.isEmpty { problems.append("blocking reload, HTTP/1.1: \(bad.count) responses not 200 (first: \(bad[0].status))") }
+        checkAllOK(responses, protocolName: "HTTP/1.1")
         try checkListed(msn, in: responses[0].body, protocolName: "HTTP/1.1")
         return Release(
             latencies: responses.map { $0.completedMicros - publish }.sorted(),

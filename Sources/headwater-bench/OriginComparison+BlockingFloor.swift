@@ -31,16 +31,10 @@ extension OriginComparison {
             try await Task.sleep(for: .milliseconds(50))
         }
 
-        let before = try ProcessStat.residentKiB(of: server.pid)
-        let connections = IdleConnections()
-        defer { connections.closeAll() }
-        try connections.open(count: count, port: port, path: Self.sharedPath)
-        try await Task.sleep(for: .seconds(1))
-        let idle = try ProcessStat.residentKiB(of: server.pid)
-        let client = try HeldRequestClient(sockets: connections.sockets)
-        let request = "GET \(Self.sharedPath)?_HLS_msn=1 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUser-Agent: headwater-bench\r\n"
-            + "Accept-Encoding: gzip\r\n\r\n"
-        try client.send(Array(request.utf8))
+        let idleClients = try await openIdleClients(count: count, port: port, serverPID: server.pid)
+        defer { idleClients.connections.closeAll() }
+        let (client, before, idle) = (idleClients.client, idleClients.residentBefore, idleClients.residentIdle)
+        try client.send(Self.blockingRequest(msn: 1, port: port))
         try await Task.sleep(for: .milliseconds(500))  // as long as Headwater's last request waits at least
         let held = try ProcessStat.residentKiB(of: server.pid)
         let early = client.readableNow()
@@ -51,8 +45,7 @@ extension OriginComparison {
         let cpuAfter = try ProcessStat.cpuNanoseconds(of: server.pid)
 
         if early > 0 { problems.append("blocking reload, floor: \(early) responses before the signal (not held)") }
-        let bad = responses.filter { $0.status != 200 }
-        if !bad.isEmpty { problems.append("blocking reload, floor: \(bad.count) responses not 200 (first: \(bad[0].status))") }
+        checkAllOK(responses, protocolName: "floor")
         return Release(
             latencies: responses.map { $0.completedMicros - release }.sorted(),
             bytesPerHeld: Double(held - idle) * 1024 / Double(count), bytesPerConnectionAndHeld: Double(held - before) * 1024 / Double(count),

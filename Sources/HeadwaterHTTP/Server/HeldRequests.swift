@@ -125,14 +125,10 @@ final class HeldRequests: Sendable {
                 guard SharedDecision.isShareable(response) else {
                     // This answer is the first request's alone; the others are asked one by one.
                     answered.append((first, response))
-                    groups[decision]![firstID] = nil
-                    for (id, waiter) in group where id != firstID {
-                        let own = waiter.respond(waiter.request, waiter.route)
-                        guard own.hold == nil else { continue }
-                        answered.append((waiter, own))
-                        groups[decision]![id] = nil
-                    }
-                    if groups[decision]!.isEmpty { groups[decision] = nil }
+                    var rest = group
+                    rest[firstID] = nil
+                    Self.decideEach(&rest, into: &answered)
+                    groups[decision] = rest.isEmpty ? nil : rest
                     continue
                 }
                 groups[decision] = nil
@@ -141,39 +137,42 @@ final class HeldRequests: Sendable {
                 answered.reserveCapacity(answered.count + group.count)
                 for waiter in group.values { answered.append((waiter, shared)) }
             }
-            for (id, waiter) in alone {
-                let response = waiter.respond(waiter.request, waiter.route)
-                guard response.hold == nil else { continue }
-                answered.append((waiter, response))
-                alone[id] = nil
-            }
+            Self.decideEach(&alone, into: &answered)
             return answered
         }
 
-        /// Takes out every request whose deadline is at or before `now`.
-        mutating func takeExpired(at now: NIODeadline) -> [Waiter] {
-            var expired: [Waiter] = []
-            for (decision, group) in groups {
-                for (id, waiter) in group where waiter.deadline <= now {
-                    expired.append(waiter)
-                    groups[decision]![id] = nil
-                }
-                if groups[decision]!.isEmpty { groups[decision] = nil }
+        /// Asks each of `waiters` on its own; those answered leave it, with their answers.
+        private static func decideEach(_ waiters: inout [UInt64: Waiter], into answered: inout [(Waiter, OriginResponse)]) {
+            for (id, waiter) in waiters {
+                let response = waiter.respond(waiter.request, waiter.route)
+                guard response.hold == nil else { continue }
+                answered.append((waiter, response))
+                waiters[id] = nil
             }
-            for (id, waiter) in alone where waiter.deadline <= now {
-                expired.append(waiter)
-                alone[id] = nil
-            }
-            return expired
         }
 
-        var earliestDeadline: NIODeadline? {
+        /// Takes out every request whose deadline is at or before `now`; also the earliest
+        /// deadline of those left (`nil`: none left), from the same pass.
+        mutating func takeExpired(at now: NIODeadline) -> (expired: [Waiter], earliestLeft: NIODeadline?) {
+            var expired: [Waiter] = []
             var earliest: NIODeadline?
-            for waiter in alone.values { earliest = min(earliest ?? waiter.deadline, waiter.deadline) }
-            for group in groups.values {
-                for waiter in group.values { earliest = min(earliest ?? waiter.deadline, waiter.deadline) }
+            func sort(_ waiters: inout [UInt64: Waiter]) {
+                for (id, waiter) in waiters {
+                    if waiter.deadline <= now {
+                        expired.append(waiter)
+                        waiters[id] = nil
+                    } else {
+                        earliest = min(earliest ?? waiter.deadline, waiter.deadline)
+                    }
+                }
             }
-            return earliest
+            for decision in Array(groups.keys) {
+                var group = groups.removeValue(forKey: decision)!
+                sort(&group)
+                if !group.isEmpty { groups[decision] = group }
+            }
+            sort(&alone)
+            return (expired, earliest)
         }
     }
 
@@ -275,9 +274,10 @@ final class HeldRequests: Sendable {
         var earliest = NIODeadline.distantFuture
         for channel in Array(state.channels.keys) {
             var held = state.channels.removeValue(forKey: channel)!
-            expired += held.takeExpired(at: now)
-            if let next = held.earliestDeadline {
-                earliest = min(earliest, next)
+            let (due, earliestLeft) = held.takeExpired(at: now)
+            expired += due
+            if let earliestLeft {
+                earliest = min(earliest, earliestLeft)
                 state.channels[channel] = held
             }
         }
