@@ -20,9 +20,10 @@ import Testing
 
     let channel = EmbeddedChannel()
     let counter = FlushCounter()
+    let coalescing = FlushCoalescing()
 
     init() throws {
-        try channel.pipeline.syncOperations.addHandlers([counter, FlushCoalescing()])
+        try channel.pipeline.syncOperations.addHandlers([counter, coalescing])
     }
 
     func write(_ text: String) {
@@ -67,6 +68,17 @@ import Testing
         #expect(counter.flushes == 1)
         channel.embeddedEventLoop.run()
         #expect(counter.flushes == 1)
+        _ = try channel.finish(acceptAlreadyClosed: true)
+    }
+
+    @Test("a handler removed with a flush scheduled flushes first")
+    func removalFlushesPending() throws {
+        write("last frames\n")
+        _ = channel.pipeline.syncOperations.removeHandler(coalescing)
+        #expect(counter.flushes == 1)
+        channel.embeddedEventLoop.run()
+        #expect(counter.flushes == 1, "not again once removed")
+        #expect(try channel.readOutbound(as: IOData.self) != nil)
         _ = try channel.finish(acceptAlreadyClosed: true)
     }
 }
